@@ -1,0 +1,49 @@
+// tally/core/error.hpp -- the exceptions tally throws, and the argument checks.
+//
+//   tally::error            a CUDA call failed; code() is the cudaError_t value.
+//   std::invalid_argument   a bad argument; the message names the function and argument.
+// Library code never prints and never exits.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+namespace tally {
+
+class error : public std::runtime_error {
+ public:
+  // `code` is a cudaError_t. It is kept as an int so that this header compiles without
+  // the CUDA headers; compare it with cudaError_t values directly
+  // (`e.code() == cudaErrorInvalidValue`) or cast it back with static_cast<cudaError_t>.
+  error(int code, const std::string& what) : std::runtime_error(what), code_(code) {}
+  int code() const noexcept { return code_; }
+
+ private:
+  int code_;
+};
+
+namespace detail {
+
+[[noreturn]] inline void throw_invalid(const char* function, const char* argument,
+                                       const std::string& why) {
+  throw std::invalid_argument(std::string("tally::") + function + ": argument '" + argument +
+                              "' " + why);
+}
+
+inline void check_count(const char* function, std::int64_t n) {
+  if (n < 0) throw_invalid(function, "n", "must be >= 0, got " + std::to_string(n));
+}
+
+// A raw pointer may be null only when there are no elements. Iterators other than raw
+// pointers are not checked (there is no general notion of a null iterator).
+template <class It>
+void check_pointer(const char* function, const char* argument, const It& it, std::int64_t n) {
+  if constexpr (std::is_pointer_v<It>) {
+    if (n > 0 && it == nullptr) throw_invalid(function, argument, "is a null pointer with n > 0");
+  }
+}
+
+}  // namespace detail
+}  // namespace tally

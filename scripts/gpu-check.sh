@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# The GPU check, for a bare GPU machine (see ../shared/DESIGN.md for what it has):
+#   1. configure and build (Release, sm_90) with the GPU tests and the benchmark;
+#   2. ctest -L gpu (and the cpu tests, which are quick there);
+#   3. every GPU test executable again under compute-sanitizer: memcheck, racecheck and
+#      synccheck, with the reduced test set (TALLY_TEST_QUICK=1);
+#   4. a quick benchmark (tally-bench --gpu --quick);
+# then prints a short summary last and exits non-zero if anything failed.
+# Logs go to $OUT when it is set (the device tool's output folder), else build/gpu-check.
+# Dependencies: run scripts/fetch-gpu-deps.sh on a development machine
+# first and carry .deps/ (oneTBB and Highway are not on the GPU machine).
+set -uo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+cd "$root"
+out=${OUT:-$root/build/gpu-check}
+mkdir -p "$out"
+summary=()
+failed=0
+note() { summary+=("$1"); echo "gpu-check: $1"; }
+fail() { note "FAIL $1"; failed=1; }
+
+gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)
+note "GPU: ${gpu:-none found} | nvcc $(nvcc --version | sed -n 's/.*release \([0-9.]*\).*/\1/p') | $(date -u +%Y-%m-%dT%H:%MZ)"
+
+start=$SECONDS
+if cmake --preset gpu >"$out/configure.log" 2>&1 &&
+   cmake --build --preset gpu -j "$jobs" >"$out/build.log" 2>&1; then
+  warnings=$(grep -c -i "warning" "$out/build.log" || true)
+  note "build OK in $((SECONDS - start)) s ($warnings warning lines)"
+else
+  tail -40 "$out/configure.log" "$out/build.log" 2>/dev/null
+  fail "build (see build.log)"
+  printf '%s\n' "${summary[@]/#/gpu-check: }"
+  exit 1
+fi
+build=build/gpu
+
+# 2. the tests
+if ctest --test-dir "$build" -L 'gpu|cpu' --output-on-failure >"$out/ctest.log" 2>&1; then :; else
+  failed=1
+fi
+note "ctest: $(grep -E 'tests passed|tests failed' "$out/ctest.log" | tail -1)"
+grep -E "^\s*[0-9]+ - " "$out/ctest.log" | sed 's/^/  failed: /' | head -20
+
+# 3. compute-sanitizer over each GPU test executable
+mapfile -t gpu_tests < <(ctest --test-dir "$build" -L gpu -N -V 2>/dev/null |
+                         sed -n 's/^[0-9]*: Test command: //p')
+for tool in memcheck racecheck synccheck; do
+  clean=0
+  for cmd in "${gpu_tests[@]}"; do
+    exe=${cmd%% *}
+    log="$out/sanitizer-$tool-$(basename "$exe").log"
+    if TALLY_TEST_QUICK=1 compute-sanitizer --tool "$tool" --error-exitcode 99 \
+         $cmd >"$log" 2>&1; then
+      clean=$((clean + 1))
+    else
+      echo "  $tool failed on $(basename "$exe"):"; grep -E "ERROR SUMMARY|FAILED|Error" "$log" | head -5
+      failed=1
+    fi
+  done
+  note "compute-sanitizer $tool: $clean/${#gpu_tests[@]} test executables clean"
+done
+
+# 4. a quick benchmark
+if "$build/bench/tally-bench" --gpu --quick --csv "$out/bench-quick.csv" \
+     --json "$out/bench-quick.json" >"$out/bench-quick.log" 2>&1; then
+  note "quick benchmark OK ($(grep -c . "$out/bench-quick.csv") CSV lines)"
+else
+  tail -20 "$out/bench-quick.log"
+  fail "quick benchmark (see bench-quick.log)"
+fi
+
+echo
+echo "==== gpu-check summary ===="
+printf 'gpu-check: %s\n' "${summary[@]}"
+if ((failed)); then echo "gpu-check: FAILED"; exit 1; fi
+echo "gpu-check: PASSED"
