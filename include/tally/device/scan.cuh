@@ -1,0 +1,99 @@
+// tally/device/scan.cuh -- device-wide inclusive and exclusive scans: the public API.
+//
+//   tally::inclusive_scan(in, out, n, op = plus{}, options = {})
+//   tally::exclusive_scan(in, out, n, init, op = plus{}, options = {})
+//       out[i] = x_0 op ... op x_i                  (inclusive)
+//       out[0] = init, out[i] = init op x_0 op ... op x_{i-1}   (exclusive)
+//   in, out: device pointers or random-access iterators usable on the device (thrust
+//       counting / transform iterators ...); in == out (in place) is allowed.
+//   n: 64-bit; any n >= 0. op: any associative host+device callable, commutative or not,
+//       with or without an identity.
+//   Accumulator (core/accumulator.hpp): inclusive in decay(op(x, x)), exclusive in
+//       decay(op(init, x)); the results are converted to out's element type on store.
+//   Asynchronous on options.stream. No device-wide synchronisation.
+//
+// Storage: without options.storage, the call allocates with cudaMallocAsync and frees
+// with cudaFreeAsync on options.stream. With options.storage.data != nullptr, no
+// allocation at all; the needed size comes from
+//   tally::inclusive_scan_storage_bytes<In, Op>(n, options)
+//   tally::exclusive_scan_storage_bytes<In, Init, Op>(n, options)
+// (In, Init and Op as in the call; the size depends on n, the value types, and options'
+// strategy and block; any alignment of the pointer is fine). 0 means none is needed;
+// too few bytes throws std::invalid_argument.
+//
+// options.strategy: automatic (= reduce_then_scan), reduce_then_scan,
+//   scan_then_propagate (writes `out` twice and reads it back: `out` must be readable
+//   and hold the accumulator exactly); chained and decoupled_lookback are not
+//   implemented yet: they throw std::invalid_argument.
+// options.block: automatic (= warp_scans) or any block_scan value. Exclusive scans use
+//   the shifted load (PMPP) with every block algorithm but brent_kung and
+//   brent_kung_conflict_free, which use Blelloch's down-sweep (the exclusive form of the
+//   same work-efficient tree; see device/detail/block_algorithms.cuh).
+// options.deterministic: every strategy here is deterministic already (fixed tiles, fixed
+//   order of combination, no atomics): float results are identical run to run.
+//
+// Errors: n < 0, a null pointer with n > 0, too small storage, an unimplemented strategy
+// -> std::invalid_argument naming the function and argument; a CUDA failure ->
+// tally::error.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "tally/core/accumulator.hpp"
+#include "tally/core/error.hpp"
+#include "tally/core/operators.hpp"
+#include "tally/core/options.hpp"
+#include "tally/device/detail/dispatch.cuh"
+
+namespace tally {
+
+template <class In, class Out, class Op = plus>
+void inclusive_scan(In in, Out out, std::int64_t n, Op op = {}, const options& o = {}) {
+  constexpr const char* function = "inclusive_scan";
+  detail::check_count(function, n);
+  detail::check_pointer(function, "in", in, n);
+  detail::check_pointer(function, "out", out, n);
+  using acc_t = inclusive_accumulator_t<Op, input_value_t<In>>;
+  detail::dispatch(function, o, [&](auto strategy, auto selector) {
+    detail::scan_with<decltype(strategy), decltype(selector), false, acc_t>(
+        function, "inclusive_scan_storage_bytes", in, out, n, detail::seed_value<acc_t, false>{},
+        op, o);
+  });
+}
+
+template <class In, class Out, class Init, class Op = plus>
+void exclusive_scan(In in, Out out, std::int64_t n, Init init, Op op = {}, const options& o = {}) {
+  constexpr const char* function = "exclusive_scan";
+  detail::check_count(function, n);
+  detail::check_pointer(function, "in", in, n);
+  detail::check_pointer(function, "out", out, n);
+  using acc_t = exclusive_accumulator_t<Op, Init, input_value_t<In>>;
+  detail::dispatch(function, o, [&](auto strategy, auto selector) {
+    detail::scan_with<decltype(strategy), decltype(selector), true, acc_t>(
+        function, "exclusive_scan_storage_bytes", in, out, n,
+        detail::seed_value<acc_t, true>{static_cast<acc_t>(init)}, op, o);
+  });
+}
+
+// Bytes of caller storage an inclusive_scan(In, Out, n, Op, o) call needs (0: none).
+template <class In, class Op = plus>
+std::size_t inclusive_scan_storage_bytes(std::int64_t n, const options& o = {}) {
+  detail::check_count("inclusive_scan_storage_bytes", n);
+  using acc_t = inclusive_accumulator_t<Op, input_value_t<In>>;
+  return detail::dispatch("inclusive_scan_storage_bytes", o, [&](auto, auto selector) {
+    return detail::required_storage_bytes<acc_t>(n, detail::default_tile<decltype(selector), acc_t>());
+  });
+}
+
+// Bytes of caller storage an exclusive_scan(In, Out, n, Init, Op, o) call needs (0: none).
+template <class In, class Init, class Op = plus>
+std::size_t exclusive_scan_storage_bytes(std::int64_t n, const options& o = {}) {
+  detail::check_count("exclusive_scan_storage_bytes", n);
+  using acc_t = exclusive_accumulator_t<Op, Init, input_value_t<In>>;
+  return detail::dispatch("exclusive_scan_storage_bytes", o, [&](auto, auto selector) {
+    return detail::required_storage_bytes<acc_t>(n, detail::default_tile<decltype(selector), acc_t>());
+  });
+}
+
+}  // namespace tally

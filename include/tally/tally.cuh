@@ -1,0 +1,18 @@
+// tally/tally.cuh -- the umbrella header of everything GPU (includes tally.hpp).
+#pragma once
+
+#include "tally/tally.hpp"
+
+#include "tally/warp/warp_scan.cuh"
+
+#include "tally/block/blelloch.cuh"
+#include "tally/block/block_reduce.cuh"
+#include "tally/block/brent_kung.cuh"
+#include "tally/block/brent_kung_conflict_free.cuh"
+#include "tally/block/coarsened.cuh"
+#include "tally/block/kogge_stone.cuh"
+#include "tally/block/kogge_stone_double_buffered.cuh"
+#include "tally/block/tile_io.cuh"
+#include "tally/block/warp_scans.cuh"
+
+#include "tally/device/scan.cuh"
