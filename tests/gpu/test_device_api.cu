@@ -164,12 +164,9 @@ TEST(DeviceApi, BadArguments) {
   EXPECT_NE(m.find("'n'"), std::string::npos) << m;
 }
 
-// The high-water mark of the default memory pool (what cudaMallocAsync draws from).
+// The high-water mark of tally's scratch pool (what calls without caller storage draw from).
 std::uint64_t pool_used_high(bool reset) {
-  int device = 0;
-  cudaGetDevice(&device);
-  cudaMemPool_t pool;
-  cudaDeviceGetDefaultMemPool(&pool, device);
+  cudaMemPool_t pool = tally::detail::scratch_pool("test");
   std::uint64_t v = 0;
   if (reset) cudaMemPoolSetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &v);
   cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &v);

@@ -12,7 +12,8 @@
 //       decay(op(init, x)); the results are converted to out's element type on store.
 //   Asynchronous on options.stream. No device-wide synchronisation.
 //
-// Storage: without options.storage, the call allocates with cudaMallocAsync and frees
+// Storage: without options.storage, the call allocates stream-ordered from a memory pool
+// of tally's own (cudaMallocFromPoolAsync; detail/storage.cuh says why) and frees
 // with cudaFreeAsync on options.stream. With options.storage.data != nullptr, no
 // allocation at all; the needed size comes from
 //   tally::inclusive_scan_storage_bytes<In, Op>(n, options)

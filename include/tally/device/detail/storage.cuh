@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 
 #include <cuda_runtime.h>
 
@@ -44,8 +45,44 @@ constexpr std::size_t required_storage_bytes(std::int64_t n, std::int64_t tile) 
   return sums == 0 ? 0 : sums + storage_alignment;
 }
 
+// The memory pool that calls without caller storage allocate from, one per device,
+// created on first use. tally uses a pool of its own rather than the device's default
+// pool: the default pool's release threshold is 0, so it hands freed memory back to the
+// driver at every synchronisation and the next call pays for a fresh allocation (a
+// 2^20-element scan measured 65 us instead of 12 us on an H100). This pool keeps up to
+// `scratch_pool_keep_bytes` of freed memory for the next call, without changing the
+// behaviour of the process's default pool.
+inline constexpr std::uint64_t scratch_pool_keep_bytes = std::uint64_t{64} << 20;
+
+inline cudaMemPool_t scratch_pool(const char* function) {
+  constexpr int max_devices = 64;
+  static std::mutex mutex;
+  static cudaMemPool_t pools[max_devices] = {};
+  int device = 0;
+  TALLY_CUDA_CHECK(cudaGetDevice(&device), function);
+  if (device < 0 || device >= max_devices) {
+    throw tally::error(static_cast<int>(cudaErrorInvalidDevice),
+                       std::string("tally::") + function + ": device ordinal " +
+                           std::to_string(device) + " is beyond the 64 tally supports");
+  }
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (pools[device] == nullptr) {
+    cudaMemPoolProps props{};
+    props.allocType = cudaMemAllocationTypePinned;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = device;
+    cudaMemPool_t pool = nullptr;
+    TALLY_CUDA_CHECK(cudaMemPoolCreate(&pool, &props), function);
+    std::uint64_t keep = scratch_pool_keep_bytes;
+    TALLY_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep),
+                     function);
+    pools[device] = pool;
+  }
+  return pools[device];
+}
+
 // The temporary storage of one call: the caller's (no allocation; too small throws
-// std::invalid_argument) or a stream-ordered allocation freed, stream-ordered, when this
+// std::invalid_argument) or a stream-ordered allocation from scratch_pool() freed, stream-ordered, when this
 // object goes out of scope (also when a later launch throws).
 class scoped_storage {
  public:
@@ -61,7 +98,8 @@ class scoped_storage {
       }
       base_ = caller_data;
     } else {
-      TALLY_CUDA_CHECK(cudaMallocAsync(&allocated_, needed, stream), function);
+      TALLY_CUDA_CHECK(
+          cudaMallocFromPoolAsync(&allocated_, needed, scratch_pool(function), stream), function);
       base_ = allocated_;
     }
   }
