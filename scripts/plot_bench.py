@@ -173,7 +173,7 @@ def main():
                  "red x: failed check)")
     fig.tight_layout(rect=(0, bottom, 1, 0.97))
     try:
-        fig.savefig(args.png, dpi=110)
+        fig.savefig(args.png, dpi=110, bbox_inches="tight")  # keep legend and title whole
     except OSError as e:
         print(f"plot_bench.py: cannot write {args.png}: {e}", file=sys.stderr)
         return 1
