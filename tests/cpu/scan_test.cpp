@@ -10,6 +10,8 @@
 #include <type_traits>
 #include <vector>
 
+#include <tbb/task_arena.h>
+
 #include "common/test_support.hpp"
 #include "tally/tally.hpp"
 
@@ -166,6 +168,48 @@ TEST(CpuScan, FloatResultsRepeatBitForBit) {
     tally::cpu::inclusive_scan(in.begin(), in.end(), b.begin());
     ASSERT_EQ(0, std::memcmp(a.data(), b.data(), n * sizeof(float))) << "run " << run;
   }
+}
+
+// The association depends on the tile size only: the same bits for any number of
+// threads, including more threads than cores (where waiting tiles compute their
+// predecessors' prefixes themselves, see cpu/detail/chained_scan.hpp).
+TEST(CpuScan, FloatBitsIndependentOfThreadCount) {
+  const std::size_t n = (std::size_t{1} << 23) + 77;
+  const auto in = tally::test::random_input<float>(n, 11);
+  std::vector<float> one(n, tally::test::poison<float>());
+  tbb::task_arena(1).execute([&] { tally::cpu::inclusive_scan(in.begin(), in.end(), one.begin()); });
+  for (int threads : {2, 3, 8, 16}) {
+    std::vector<float> many(n, tally::test::poison<float>());
+    tbb::task_arena(threads).execute(
+        [&] { tally::cpu::inclusive_scan(in.begin(), in.end(), many.begin()); });
+    ASSERT_EQ(0, std::memcmp(one.data(), many.data(), n * sizeof(float))) << threads << " threads";
+  }
+}
+
+// Oversubscribed, in place (helping is off there: the owner of a tile may already be
+// overwriting its input) and out of place, against the sequential reference.
+TEST(CpuScan, OversubscribedThreads) {
+  const std::size_t n = (std::size_t{1} << 22) + 5;
+  const auto in = tally::test::random_input<std::int64_t>(n, 12);
+  std::vector<std::int64_t> want(n);
+  tally::cpu::sequential::inclusive_scan(in.begin(), in.end(), want.begin());
+  tbb::task_arena arena(16);
+  for (int run = 0; run < 3; ++run) {
+    std::vector<std::int64_t> out(n, tally::test::poison<std::int64_t>());
+    arena.execute([&] { tally::cpu::inclusive_scan(in.begin(), in.end(), out.begin()); });
+    ASSERT_TRUE(tally::test::matches(out, want)) << "out of place, run " << run;
+    std::vector<std::int64_t> inplace = in;
+    arena.execute([&] { tally::cpu::inclusive_scan(inplace.begin(), inplace.end(), inplace.begin()); });
+    ASSERT_TRUE(tally::test::matches(inplace, want)) << "in place, run " << run;
+  }
+  // The generic (non-vectorised) path too: a non-commutative struct.
+  const auto maps = tally::test::random_input<affine>(n / 4, 13);
+  std::vector<affine> want_maps(maps.size()), got_maps(maps.size(), tally::test::poison<affine>());
+  tally::cpu::sequential::inclusive_scan(maps.begin(), maps.end(), want_maps.begin(), compose{});
+  arena.execute([&] {
+    tally::cpu::inclusive_scan(maps.begin(), maps.end(), got_maps.begin(), compose{});
+  });
+  EXPECT_TRUE(tally::test::matches(got_maps, want_maps));
 }
 
 TEST(CpuScan, BadArguments) {
