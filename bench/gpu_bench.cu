@@ -10,6 +10,7 @@
 
 #include "gpu_bench.hpp"
 #include "gpu_bench_common.cuh"
+#include "gpu_bench_reduce.hpp"
 
 namespace tally_bench {
 
@@ -189,6 +190,12 @@ void run_gpu_bench(const bench_config& config, report& out) {
     if (type == "float") run_gpu_type<float>(context, type);
     if (type == "int64") run_gpu_type<std::int64_t>(context, type);
     if (type == "double") run_gpu_type<double>(context, type);
+  }
+  // The course's table of reductions (gpu_bench_reduce.cu): with the GPU default
+  // operations, or --operations reduce.
+  if (config.wants(operation::reduce,
+                   {operation::inclusive_scan, operation::exclusive_scan, operation::reduce})) {
+    run_reduce_course_table(context);
   }
 }
 

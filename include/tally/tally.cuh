@@ -15,4 +15,5 @@
 #include "tally/block/tile_io.cuh"
 #include "tally/block/warp_scans.cuh"
 
+#include "tally/device/reduce.cuh"
 #include "tally/device/scan.cuh"

@@ -1,0 +1,279 @@
+// tally/device/detail/reduce_common.cuh -- what the device reductions share.
+//
+//   reduce_tuning            threads per block and loads in flight, in one place
+//   maybe<T>, maybe_op<Op>   "a value or nothing": reduces partial tiles without an
+//                            identity (nothing op x = x = x op nothing)
+//   valid_block_reduce       block reduce of a tile's first `valid` items, in order
+//   reduce_in_order          one block reduces an array of partials in index order
+//   write_value_kernel, finish_kernel
+//                            the one-thread launches that write op(init, total)
+//   resident_grid            how many blocks of a kernel fit on the device at once
+//   reduce_counter           a zeroed counter for the single-pass finish (a ring per device)
+//   storage_carver           hands out aligned pieces of one temporary allocation
+#pragma once
+
+#include <atomic>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <type_traits>
+
+#include <cuda_runtime.h>
+
+#include "tally/block/block_reduce.cuh"
+#include "tally/core/commutative.hpp"
+#include "tally/core/operators.hpp"
+#include "tally/device/detail/cuda_check.cuh"
+#include "tally/device/detail/storage.cuh"
+#include "tally/device/detail/tuning.cuh"  // max_grid_blocks (grid_for)
+
+namespace tally::detail::reduction {
+
+// ---- tuning (first choices, not measured optima: the lead tunes them from GPU runs) ----
+struct reduce_tuning {
+  static constexpr int threads = 256;             // every reduction kernel
+  static constexpr int vectors_per_thread = 4;    // 16-byte loads in flight per thread and step
+  static constexpr int scalar_unroll = 4;         // element loads in flight (iterator inputs)
+  // The single-pass reduce uses one block (no partials, no counter) up to this many
+  // bytes of input: a few steps of one block cost less than the finish of a grid.
+  static constexpr std::int64_t single_block_max_bytes = 32 * 1024;
+};
+
+// Items per thread of the in-order (consecutive) tiles: 16 KiB tiles (4096 items of 4
+// bytes, 2048 of 8 ... one of more than 32 bytes). The tile goes through shared memory
+// (tile_io: tile + tile/32 items), which keeps accumulators up to about 128 bytes under
+// the 48 KiB of static shared memory.
+template <class Acc>
+constexpr int consecutive_items() {
+  constexpr std::size_t bytes = sizeof(Acc);
+  return bytes <= 4 ? 16 : bytes <= 8 ? 8 : bytes <= 16 ? 4 : bytes <= 32 ? 2 : 1;
+}
+
+// The strided (commutative) path needs a commutative operator with a known identity
+// (threads that get no element start from it).
+template <class Op, class Acc>
+inline constexpr bool strided_ok_v = is_commutative_v<Op, Acc> && has_identity_v<Op, Acc>;
+
+// ---- a value or nothing -----------------------------------------------------------------
+template <class T>
+struct maybe {
+  T value;
+  bool valid;
+};
+
+// op extended to maybe<T>: associative whenever op is, with {_, false} as the identity.
+template <class Op>
+struct maybe_op {
+  Op op;
+  template <class T>
+  TALLY_HOST_DEVICE maybe<T> operator()(const maybe<T>& a, const maybe<T>& b) const {
+    if (!a.valid) return b;
+    if (!b.valid) return a;
+    return maybe<T>{static_cast<T>(op(a.value, b.value)), true};
+  }
+};
+
+// ---- loads of values other blocks wrote in the same kernel -------------------------------
+// ld.global.cg: cached in L2 only, so never a stale line of this SM's (incoherent) L1.
+// Types whose size is a multiple of 4 are read as 32-bit words; others byte by byte
+// through volatile (no L1 either).
+template <class T>
+TALLY_DEVICE TALLY_FORCEINLINE T load_cg(const T* p) {
+  static_assert(std::is_trivially_copyable_v<T>, "tally: reduced types must be trivially copyable");
+  if constexpr (sizeof(T) % 4 == 0 && alignof(T) >= 4) {
+    struct words_t {
+      unsigned w[sizeof(T) / 4];
+    } words;
+    const auto* src = reinterpret_cast<const unsigned*>(p);
+#pragma unroll
+    for (int i = 0; i < static_cast<int>(sizeof(T) / 4); ++i) words.w[i] = __ldcg(src + i);
+    return std::bit_cast<T>(words);
+  } else {
+    struct bytes_t {
+      unsigned char b[sizeof(T)];
+    } bytes;
+    const volatile unsigned char* src = reinterpret_cast<const volatile unsigned char*>(p);
+    for (int i = 0; i < static_cast<int>(sizeof(T)); ++i) bytes.b[i] = src[i];
+    return std::bit_cast<T>(bytes);
+  }
+}
+
+// ---- block reduce of the first `valid` items of a tile, in order --------------------------
+// Items in the BLOCKED arrangement (thread t holds tile positions t*Items .. t*Items+Items-1).
+// A full tile uses block::block_reduce directly; a partial one marks the places past
+// `valid` as nothing (their values, padding, are never combined). valid is the same in
+// every thread, so the branch is uniform and the barriers inside are reached by all.
+template <class Acc, int Threads, int Items>
+class valid_block_reduce {
+  using full_t = block::block_reduce<Acc, Threads, Items>;
+  using part_t = block::block_reduce<maybe<Acc>, Threads, 1>;
+
+ public:
+  struct TempStorage {
+    typename full_t::TempStorage full;
+    typename part_t::TempStorage part;
+  };
+
+  TALLY_DEVICE explicit valid_block_reduce(TempStorage& storage) : s_(storage) {}
+
+  // x_0 op ... op x_{valid-1} in every thread; requires 1 <= valid.
+  template <class Op>
+  TALLY_DEVICE Acc reduce(const Acc (&items)[Items], int valid, Op op) {
+    if (valid >= Threads * Items) return full_t(s_.full).reduce(items, op);
+    const int first = static_cast<int>(threadIdx.x) * Items;
+    maybe<Acc> mine{items[0], first < valid};
+#pragma unroll
+    for (int k = 1; k < Items; ++k) {
+      if (first + k < valid) mine.value = static_cast<Acc>(op(mine.value, items[k]));
+    }
+    return part_t(s_.part).reduce(mine, maybe_op<Op>{op}).value;
+  }
+
+ private:
+  TempStorage& s_;
+};
+
+// ---- one block reduces `count` >= 1 partials in index order ------------------------------
+// Thread t folds the consecutive partials [t*k, t*k + k) (k = ceil(count / Threads)), then
+// the threads' results are block-reduced in thread order. Partials written by other
+// blocks of the same kernel are read with load_cg (see the single-pass finish).
+template <class Acc, int Threads>
+struct in_order_storage {
+  typename block::block_reduce<maybe<Acc>, Threads, 1>::TempStorage reduce;
+};
+
+template <bool FromOtherBlocks, int Threads, class Acc, class Op>
+TALLY_DEVICE Acc reduce_in_order(const Acc* partials, std::int64_t count, Op op,
+                                 in_order_storage<Acc, Threads>& storage) {
+  const std::int64_t per_thread = ceil_div(count, Threads);
+  const std::int64_t begin = static_cast<std::int64_t>(threadIdx.x) * per_thread;
+  const std::int64_t end = begin + per_thread < count ? begin + per_thread : count;
+  auto read = [&](std::int64_t i) -> Acc {
+    if constexpr (FromOtherBlocks) {
+      return load_cg(partials + i);
+    } else {
+      return partials[i];
+    }
+  };
+  maybe<Acc> mine{read(0), false};  // partials[0] exists (count >= 1); a placeholder value
+  if (begin < end) {
+    mine.value = read(begin);
+    mine.valid = true;
+    for (std::int64_t i = begin + 1; i < end; ++i) mine.value = static_cast<Acc>(op(mine.value, read(i)));
+  }
+  return block::block_reduce<maybe<Acc>, Threads, 1>(storage.reduce).reduce(mine, maybe_op<Op>{op}).value;
+}
+
+// ---- one-thread launches -----------------------------------------------------------------
+// *out = value (a reduction of nothing is its init; atomics start from init).
+template <class Out, class Acc>
+__global__ void write_value_kernel(Out out, Acc value) {
+  *out = value;
+}
+
+// *out = init op source[0]: the last step of the multi-launch reductions.
+template <class Acc, class Source, class Out, class Op>
+__global__ void finish_kernel(Source source, Acc init, Op op, Out out) {
+  *out = static_cast<Acc>(op(init, static_cast<Acc>(source[0])));
+}
+
+// ---- the device -----------------------------------------------------------------------------
+inline int current_device(const char* function) {
+  int device = 0;
+  TALLY_CUDA_CHECK(cudaGetDevice(&device), function);
+  if (device < 0 || device >= 64) {
+    throw tally::error(static_cast<int>(cudaErrorInvalidDevice),
+                       std::string("tally::") + function + ": device ordinal " +
+                           std::to_string(device) + " is beyond the 64 tally supports");
+  }
+  return device;
+}
+
+// The number of blocks of `Kernel` (launched with `threads` threads, no dynamic shared
+// memory) that the current device runs at once: SMs x occupancy, cached per device. The
+// reductions that use a fixed number of threads (Brent's lemma) launch this many, so
+// their grid, and with it the order of their float additions, depends only on the device
+// and the build: identical from run to run.
+template <auto Kernel>
+int resident_grid(int threads, const char* function) {
+  static std::atomic<int> cache[64] = {};
+  const int device = current_device(function);
+  int blocks = cache[device].load(std::memory_order_relaxed);
+  if (blocks > 0) return blocks;
+  int sms = 0;
+  int per_sm = 0;
+  TALLY_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), function);
+  TALLY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, Kernel, threads, 0),
+                   function);
+  blocks = (sms > 0 ? sms : 1) * (per_sm > 0 ? per_sm : 1);
+  cache[device].store(blocks, std::memory_order_relaxed);
+  return blocks;
+}
+
+// ---- the counter of the single-pass finish --------------------------------------------------
+// The last block to finish is the one that takes ticket gridDim.x - 1 from a counter that
+// was 0 when the kernel started; it sets the counter back to 0 when it is done, so no
+// launch is needed to zero it before the next call. Calls without caller storage take
+// their counter from a ring of counters per device, allocated and zeroed once (the first
+// reduce on a device pays for a cudaMalloc and a zeroing on a private stream; it must not
+// be inside a stream capture). Each call takes the next slot: calls in flight at the same
+// time on different streams use different counters unless more than `ring_slots` calls
+// are in flight at once. (Calls with caller storage keep their counter there instead.)
+inline constexpr std::size_t counter_ring_slots = std::size_t{1} << 16;
+
+inline unsigned* reduce_counter(const char* function) {
+  static std::mutex mutex;
+  static unsigned* rings[64] = {};
+  static std::atomic<std::uint64_t> next[64] = {};
+  const int device = current_device(function);
+  unsigned* ring = nullptr;
+  {
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (rings[device] == nullptr) {
+      void* p = nullptr;
+      const std::size_t bytes = counter_ring_slots * sizeof(unsigned);
+      TALLY_CUDA_CHECK(cudaMalloc(&p, bytes), function);
+      cudaStream_t stream = nullptr;
+      TALLY_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), function);
+      const cudaError_t set = cudaMemsetAsync(p, 0, bytes, stream);
+      const cudaError_t done = set == cudaSuccess ? cudaStreamSynchronize(stream) : set;
+      (void)cudaStreamDestroy(stream);
+      if (done != cudaSuccess) (void)cudaFree(p);
+      TALLY_CUDA_CHECK(done, function);
+      rings[device] = static_cast<unsigned*>(p);  // kept for the life of the process
+    }
+    ring = rings[device];
+  }
+  return ring + next[device].fetch_add(1, std::memory_order_relaxed) % counter_ring_slots;
+}
+
+// ---- carving one temporary allocation into aligned pieces -------------------------------------
+// Used twice with the same sequence of take() calls: once with base == nullptr to size
+// the storage, once with the real (aligned) base to hand out the pieces.
+class storage_carver {
+ public:
+  explicit storage_carver(unsigned char* base = nullptr) : base_(base) {}
+  template <class T>
+  T* take(std::size_t count) {
+    if (count == 0) return nullptr;
+    T* p = base_ == nullptr ? nullptr : reinterpret_cast<T*>(base_ + used_);
+    used_ += round_up_storage(count * sizeof(T));
+    return p;
+  }
+  std::size_t used() const { return used_; }
+
+ private:
+  unsigned char* base_;
+  std::size_t used_ = 0;
+};
+
+// The bytes a caller must give for `used` bytes of pieces: the pieces plus the slack for
+// aligning its pointer (as required_storage_bytes does for the scans).
+inline std::size_t with_alignment_slack(std::size_t used) {
+  return used == 0 ? 0 : used + storage_alignment;
+}
+
+}  // namespace tally::detail::reduction

@@ -1,0 +1,488 @@
+// tally/device/reduce.cuh -- device-wide reductions: the public API.
+//
+//   Acc  tally::reduce(in, n, init, op = plus{}, options = {})
+//        init op x_0 op ... op x_{n-1}, returned to the host (waits for it on
+//        options.stream); n == 0 returns init (converted to Acc) without touching the GPU.
+//   void tally::reduce_into(in, n, out, init, op = plus{}, options = {})
+//        the same value written to *out (device memory), asynchronously on options.stream;
+//        n == 0 writes init. out: a device pointer or output iterator; never null.
+//   size_t tally::reduce_storage_bytes<In, Init, Op>(n, options = {})
+//        bytes of caller storage (options.storage) that reduce or reduce_into needs.
+//   tally::transform_reduce(in, n, init, reduce_op, transform_op, options = {}),
+//   tally::transform_reduce_into(in, n, out, init, reduce_op, transform_op, options = {})
+//        reduce of transform_op(x_i) through core/transform_iterator.hpp (no storage of
+//        the transformed values).
+//   tally::argmin(in, n, options = {}), tally::argmax(...)
+//        indexed<V, int64>{value, index} of the first minimum (maximum); index -1 for n == 0
+//        (core/arg_operators.hpp).
+//   tally::max_segment_sum(in, n, options = {})
+//        the maximum segment sum (MSSP, core/mssp.hpp): in int64 for integer inputs, in
+//        double for floating point; 0 for an empty input or only negative elements.
+//
+//   in: a device pointer or a random-access iterator usable on the device. n: 64-bit.
+//   op: any associative host+device callable, commutative or not, with or without an
+//       identity. Acc = decay(op(init, x)) (P2322; core/accumulator.hpp): a reduce of
+//       int32 from std::int64_t{0} sums in int64. Acc must be trivially copyable.
+//
+// How (device/detail/single_pass_reduction.cuh): one launch. Operators tally knows to be
+// commutative on arithmetic types (core/commutative.hpp: plus, multiplies, minimum,
+// maximum, bit ops) read the input strided, with 16-byte vector loads for pointers to
+// arithmetic types (any alignment of the pointer to its element: the unaligned head and
+// tail are read one by one); every other operator is reduced in order through shared
+// memory (consecutive chunks), which is correct for any associative operator. The last
+// block to finish combines the per-block partials in block order. Inputs up to 32 KiB
+// are reduced by one block.
+//
+// Determinism: every path combines in an order fixed by n and the device (no atomics on
+// values), so float results are identical run to run on the same device; options.
+// deterministic changes nothing here. Results can differ between devices with different
+// SM counts, and from the sequential order (within the usual floating-point bounds).
+//
+// Storage: without options.storage, the partials come from tally's stream-ordered pool
+// (device/detail/storage.cuh) and the finish counter from a ring of counters kept per
+// device (allocated and zeroed by the first reduce on the device: a cudaMalloc, so not
+// inside a stream capture). With options.storage.data != nullptr nothing is allocated:
+// the partials, the counter and (for reduce) the result slot live in the caller's
+// storage; the counter is zeroed by a cudaMemsetAsync of 4 bytes on options.stream before
+// the launch, so the storage may hold anything. This is the form to capture in a CUDA
+// graph (reduce_into; reduce waits on the host). Too small storage throws
+// std::invalid_argument naming reduce_storage_bytes. reduce (returning a value) copies
+// the result into pageable host memory and synchronises options.stream.
+//
+// The course's reductions, for teaching and measurement (each in its own header in
+// device/detail/, documented there and in docs/algorithms.md), all asynchronous and
+// writing to *out like reduce_into:
+//   tally::reduction::tree(in, n, out, init, op, options)      one launch per level, one
+//                                                               thread per pair
+//   tally::reduction::block(...)                                each launch shrinks by 256
+//   tally::reduction::chunked(...)                              Brent: fixed threads, chunks,
+//                                                               block reduce, then 1 block;
+//                                                               strided for commutative ops,
+//                                                               consecutive otherwise
+//   tally::reduction::chunked_consecutive(...)                  the in-order cut, any op
+//   tally::reduction::atomic(...)                               one atomic per element into
+//                                                               *out: plus/min/max/bit ops on
+//                                                               4/8-byte integers, plus on
+//                                                               float/double; out must be an
+//                                                               Acc*; anything else does not
+//                                                               compile. Not deterministic:
+//                                                               throws std::invalid_argument
+//                                                               for float with deterministic.
+//   tally::reduction::single_pass(...)                          what reduce_into uses
+//   tally::reduction::run(algorithm, ...)                       any of them chosen at run time
+//                                                               (atomic where unsupported:
+//                                                               std::invalid_argument)
+//   tally::reduction::storage_bytes<In, Init, Op>(algorithm, n, options)
+//
+// Errors: n < 0, a null `in` with n > 0, a null `out`, too small storage ->
+// std::invalid_argument naming the function and argument; a CUDA failure -> tally::error.
+#pragma once
+
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+#include <cuda_runtime.h>
+
+#include "tally/core/accumulator.hpp"
+#include "tally/core/arg_operators.hpp"
+#include "tally/core/commutative.hpp"
+#include "tally/core/error.hpp"
+#include "tally/core/mssp.hpp"
+#include "tally/core/operators.hpp"
+#include "tally/core/options.hpp"
+#include "tally/core/transform_iterator.hpp"
+#include "tally/device/detail/atomic_reduction.cuh"
+#include "tally/device/detail/block_reduction.cuh"
+#include "tally/device/detail/chunked_reduction.cuh"
+#include "tally/device/detail/cuda_check.cuh"
+#include "tally/device/detail/reduce_common.cuh"
+#include "tally/device/detail/single_pass_reduction.cuh"
+#include "tally/device/detail/storage.cuh"
+#include "tally/device/detail/tree_reduction.cuh"
+
+namespace tally {
+
+namespace reduction {
+
+// The reductions of the course notes (Oancea & Henriksen), and tally's single pass.
+enum class algorithm {
+  tree,                 // one launch per level, one thread per pair
+  block,                // each launch reduces blocks of 256 consecutive elements
+  chunked,              // Brent: strided chunks (commutative ops) or consecutive, 2 launches
+  chunked_consecutive,  // Brent with the in-order cut for every operator, 2 launches
+  atomic,               // one hardware atomic per element into one location
+  single_pass,          // chunked + last-block finish: one launch (tally::reduce)
+};
+
+inline constexpr algorithm all_algorithms[] = {algorithm::tree,    algorithm::block,
+                                               algorithm::chunked, algorithm::chunked_consecutive,
+                                               algorithm::atomic,  algorithm::single_pass};
+
+inline const char* algorithm_name(algorithm a) {
+  switch (a) {
+    case algorithm::tree: return "tree";
+    case algorithm::block: return "block";
+    case algorithm::chunked: return "chunked";
+    case algorithm::chunked_consecutive: return "chunked_consecutive";
+    case algorithm::atomic: return "atomic";
+    case algorithm::single_pass: return "single_pass";
+  }
+  return "?";
+}
+
+// Whether algorithm::atomic exists for Op on the accumulator type Acc.
+template <class Op, class Acc>
+inline constexpr bool supports_atomic_v = detail::reduction::atomic::supported_v<Op, Acc>;
+
+}  // namespace reduction
+
+namespace detail::reduction {
+
+using tally::reduction::algorithm;
+
+// The pieces of temporary storage of one call.
+template <class Acc>
+struct reduce_pieces {
+  Acc* result = nullptr;        // reduce (returning a value): the device's copy of it
+  Acc* a = nullptr;             // partials, or the first level buffer
+  Acc* b = nullptr;             // the second level buffer (tree, block)
+  unsigned* counter = nullptr;  // single pass with caller storage: the finish counter
+};
+
+// The grid of the algorithms whose grid depends on the device (0: not applicable).
+template <algorithm Algo, class Acc, class In, class Op>
+int grid_of(const char* function, std::int64_t n) {
+  if constexpr (Algo == algorithm::chunked) {
+    return chunked::grid<true, Acc, In, Op>(function, n);
+  } else if constexpr (Algo == algorithm::chunked_consecutive) {
+    return chunked::grid<false, Acc, In, Op>(function, n);
+  } else if constexpr (Algo == algorithm::single_pass) {
+    // Out = Acc* for the occupancy query whatever the call's Out, so that the storage query
+    // (which does not know Out) sees the same grid as the call.
+    return single_pass::grid<Acc, In, Acc*, Op>(function, n);
+  } else {
+    (void)function, (void)n;
+    return 0;
+  }
+}
+
+// The same sequence of take() calls sizes the storage (null base) and hands it out.
+template <algorithm Algo, class Acc>
+reduce_pieces<Acc> carve(storage_carver& c, std::int64_t n, int grid, bool with_result,
+                         bool counter_in_storage) {
+  reduce_pieces<Acc> p;
+  if (with_result) p.result = c.take<Acc>(1);
+  if constexpr (Algo == algorithm::tree) {
+    tree::carve(c, n, p.a, p.b);
+  } else if constexpr (Algo == algorithm::block) {
+    block_level::carve(c, n, p.a, p.b);
+  } else if constexpr (Algo == algorithm::chunked || Algo == algorithm::chunked_consecutive) {
+    p.a = c.take<Acc>(static_cast<std::size_t>(grid));
+  } else if constexpr (Algo == algorithm::single_pass) {
+    if (grid > 1) {
+      p.a = c.take<Acc>(static_cast<std::size_t>(grid));
+      if (counter_in_storage) p.counter = c.take<unsigned>(1);
+    }
+  }
+  return p;
+}
+
+template <algorithm Algo, class Acc, class In, class Op>
+std::size_t storage_bytes(const char* function, std::int64_t n, bool with_result) {
+  if (n == 0) return 0;
+  storage_carver sizer;
+  (void)carve<Algo, Acc>(sizer, n, grid_of<Algo, Acc, In, Op>(function, n), with_result, true);
+  return with_alignment_slack(sizer.used());
+}
+
+template <class Acc, class Out, class Op>
+inline constexpr bool atomic_ok_v =
+    tally::reduction::supports_atomic_v<Op, Acc> && std::is_same_v<Out, Acc*>;
+
+// Launches algorithm Algo on n >= 1 elements into *out.
+template <algorithm Algo, class Acc, class In, class Out, class Op>
+void launch(const char* function, In in, std::int64_t n, Out out, Acc init, Op op, int grid,
+            const reduce_pieces<Acc>& p, cudaStream_t stream) {
+  if constexpr (Algo == algorithm::tree) {
+    tree::run(function, in, n, out, init, op, p.a, p.b, stream);
+  } else if constexpr (Algo == algorithm::block) {
+    block_level::run(function, in, n, out, init, op, p.a, p.b, stream);
+  } else if constexpr (Algo == algorithm::chunked) {
+    chunked::run<true>(function, in, n, out, init, op, grid, p.a, stream);
+  } else if constexpr (Algo == algorithm::chunked_consecutive) {
+    chunked::run<false>(function, in, n, out, init, op, grid, p.a, stream);
+  } else if constexpr (Algo == algorithm::atomic) {
+    static_assert(atomic_ok_v<Acc, Out, Op>,
+                  "tally::reduction::atomic: needs a hardware atomic for the operator and "
+                  "accumulator type, and an output of type Acc*");
+    atomic::run(function, in, n, out, init, op, stream);
+  } else {
+    single_pass::run(function, in, n, out, init, op, grid, p.a, p.counter, stream);
+  }
+}
+
+// Allocates (or checks the caller's) storage, prepares the finish counter, launches, and
+// calls then(pieces) while the storage is still held. With WithResult the result goes to
+// pieces.result (and `out` is ignored).
+template <algorithm Algo, bool WithResult, class Acc, class In, class Out, class Op, class Then>
+void with_storage(const char* function, const char* query, In in, std::int64_t n, Out out,
+                  Acc init, Op op, const options& o, Then then) {
+  constexpr bool with_result = WithResult;
+  const cudaStream_t stream = o.stream;
+  const int grid = grid_of<Algo, Acc, In, Op>(function, n);
+  const bool caller = o.storage.data != nullptr;
+  storage_carver sizer;
+  (void)carve<Algo, Acc>(sizer, n, grid, with_result, caller);
+  scoped_storage storage(function, query, o.storage.data, o.storage.bytes,
+                         with_alignment_slack(sizer.used()), stream);
+  storage_carver carver(storage.aligned());
+  reduce_pieces<Acc> p = carve<Algo, Acc>(carver, n, grid, with_result, caller);
+  if constexpr (Algo == algorithm::single_pass) {
+    if (grid > 1) {
+      if (caller) {
+        // The caller's storage may hold anything: the counter must start at 0.
+        TALLY_CUDA_CHECK(cudaMemsetAsync(p.counter, 0, sizeof(unsigned), stream), function);
+      } else {
+        p.counter = reduce_counter(function);  // zero, and left zero by the last call on it
+      }
+    }
+  }
+  if constexpr (WithResult) {
+    (void)out;
+    launch<Algo>(function, in, n, p.result, init, op, grid, p, stream);
+  } else {
+    launch<Algo>(function, in, n, out, init, op, grid, p, stream);
+  }
+  then(p);  // before `storage` is freed (stream-ordered) at the end of this scope
+}
+
+template <algorithm Algo, class Acc, class In, class Out, class Op>
+void reduce_into(const char* function, const char* query, In in, std::int64_t n, Out out,
+                 Acc init, Op op, const options& o) {
+  if (n == 0) {
+    write_value_kernel<<<1, 1, 0, o.stream>>>(out, init);
+    TALLY_CUDA_CHECK_LAUNCH("write_value_kernel", function);
+    return;
+  }
+  with_storage<Algo, false>(function, query, in, n, out, init, op, o, [](const auto&) {});
+}
+
+template <algorithm Algo, class Acc, class In, class Op>
+Acc reduce_value(const char* function, const char* query, In in, std::int64_t n, Acc init, Op op,
+                 const options& o) {
+  static_assert(std::is_trivially_copyable_v<Acc>, "tally::reduce: Acc must be trivially copyable");
+  if (n == 0) return init;
+  struct bytes_t {
+    unsigned char b[sizeof(Acc)];
+  } host{};
+  auto fetch = [&](const reduce_pieces<Acc>& p) {
+    // pageable host memory: the copy is synchronous; the synchronisation makes sure
+    TALLY_CUDA_CHECK(
+        cudaMemcpyAsync(host.b, p.result, sizeof(Acc), cudaMemcpyDeviceToHost, o.stream), function);
+    TALLY_CUDA_CHECK(cudaStreamSynchronize(o.stream), function);
+  };
+  with_storage<Algo, true>(function, query, in, n, static_cast<Acc*>(nullptr), init, op, o, fetch);
+  return std::bit_cast<Acc>(host);
+}
+
+template <class Out>
+void check_out(const char* function, const Out& out) {
+  if constexpr (std::is_pointer_v<Out>) {
+    if (out == nullptr) throw_invalid(function, "out", "is a null pointer");
+  }
+}
+
+template <algorithm Algo, class In, class Out, class Init, class Op>
+void checked_into(const char* function, In in, std::int64_t n, Out out, Init init, Op op,
+                  const options& o) {
+  check_count(function, n);
+  check_pointer(function, "in", in, n);
+  check_out(function, out);
+  using acc_t = exclusive_accumulator_t<Op, Init, input_value_t<In>>;
+  if constexpr (Algo == algorithm::atomic) {
+    if (o.deterministic && std::is_floating_point_v<acc_t>) {
+      throw_invalid(function, "options.deterministic",
+                    "cannot be met: atomic floating-point reductions add in arrival order");
+    }
+  }
+  reduce_into<Algo>(function, "reduction::storage_bytes", in, n, out, static_cast<acc_t>(init), op,
+                    o);
+}
+
+}  // namespace detail::reduction
+
+// ---- the public reduce --------------------------------------------------------------------
+
+template <class In, class Init, class Op = plus>
+exclusive_accumulator_t<Op, Init, input_value_t<In>> reduce(In in, std::int64_t n, Init init,
+                                                            Op op = {}, const options& o = {}) {
+  constexpr const char* function = "reduce";
+  detail::check_count(function, n);
+  detail::check_pointer(function, "in", in, n);
+  using acc_t = exclusive_accumulator_t<Op, Init, input_value_t<In>>;
+  return detail::reduction::reduce_value<reduction::algorithm::single_pass>(
+      function, "reduce_storage_bytes", in, n, static_cast<acc_t>(init), op, o);
+}
+
+template <class In, class Out, class Init, class Op = plus>
+void reduce_into(In in, std::int64_t n, Out out, Init init, Op op = {}, const options& o = {}) {
+  constexpr const char* function = "reduce_into";
+  detail::check_count(function, n);
+  detail::check_pointer(function, "in", in, n);
+  detail::reduction::check_out(function, out);
+  using acc_t = exclusive_accumulator_t<Op, Init, input_value_t<In>>;
+  detail::reduction::reduce_into<reduction::algorithm::single_pass>(
+      function, "reduce_storage_bytes", in, n, out, static_cast<acc_t>(init), op, o);
+}
+
+// Bytes of caller storage a reduce or reduce_into(In, n, ..., Init, Op, o) call needs
+// (0: none; the value is for the current device).
+template <class In, class Init, class Op = plus>
+std::size_t reduce_storage_bytes(std::int64_t n, const options& o = {}) {
+  constexpr const char* function = "reduce_storage_bytes";
+  detail::check_count(function, n);
+  (void)o;
+  using acc_t = exclusive_accumulator_t<Op, Init, input_value_t<In>>;
+  return detail::reduction::storage_bytes<reduction::algorithm::single_pass, acc_t, In, Op>(
+      function, n, true);
+}
+
+template <class In, class Init, class ReduceOp, class TransformOp>
+auto transform_reduce(In in, std::int64_t n, Init init, ReduceOp reduce_op,
+                      TransformOp transform_op, const options& o = {}) {
+  detail::check_count("transform_reduce", n);
+  detail::check_pointer("transform_reduce", "in", in, n);
+  return tally::reduce(tally::make_transform_iterator(in, transform_op), n, init, reduce_op, o);
+}
+
+template <class In, class Out, class Init, class ReduceOp, class TransformOp>
+void transform_reduce_into(In in, std::int64_t n, Out out, Init init, ReduceOp reduce_op,
+                           TransformOp transform_op, const options& o = {}) {
+  detail::check_count("transform_reduce_into", n);
+  detail::check_pointer("transform_reduce_into", "in", in, n);
+  tally::reduce_into(tally::make_transform_iterator(in, transform_op), n, out, init, reduce_op, o);
+}
+
+// The first minimum (maximum) and its index; {V{}, -1} for n == 0.
+template <class In>
+indexed<std::remove_cvref_t<input_value_t<In>>, std::int64_t> argmin(In in, std::int64_t n,
+                                                                     const options& o = {}) {
+  using value_t = std::remove_cvref_t<input_value_t<In>>;
+  detail::check_count("argmin", n);
+  detail::check_pointer("argmin", "in", in, n);
+  return tally::reduce(indexed_iterator<In>(in), n, indexed<value_t, std::int64_t>{value_t{}, -1},
+                arg_min{}, o);
+}
+
+template <class In>
+indexed<std::remove_cvref_t<input_value_t<In>>, std::int64_t> argmax(In in, std::int64_t n,
+                                                                     const options& o = {}) {
+  using value_t = std::remove_cvref_t<input_value_t<In>>;
+  detail::check_count("argmax", n);
+  detail::check_pointer("argmax", "in", in, n);
+  return tally::reduce(indexed_iterator<In>(in), n, indexed<value_t, std::int64_t>{value_t{}, -1},
+                arg_max{}, o);
+}
+
+// The sum type max_segment_sum keeps: int64 for integers, double otherwise.
+template <class T>
+using mssp_sum_t = std::conditional_t<std::is_integral_v<T>, std::int64_t, double>;
+
+template <class In>
+mssp_sum_t<std::remove_cvref_t<input_value_t<In>>> max_segment_sum(In in, std::int64_t n,
+                                                                   const options& o = {}) {
+  using sum_t = mssp_sum_t<std::remove_cvref_t<input_value_t<In>>>;
+  detail::check_count("max_segment_sum", n);
+  detail::check_pointer("max_segment_sum", "in", in, n);
+  return tally::reduce(tally::make_transform_iterator(in, mssp_map<sum_t>{}), n,
+                       identity<mssp_op, mssp_value<sum_t>>(), mssp_op{}, o)
+      .mss;
+}
+
+// ---- the course's reductions ----------------------------------------------------------------
+namespace reduction {
+
+template <class In, class Out, class Init, class Op = plus>
+void tree(In in, std::int64_t n, Out out, Init init, Op op = {}, const options& o = {}) {
+  detail::reduction::checked_into<algorithm::tree>("reduction::tree", in, n, out, init, op, o);
+}
+
+template <class In, class Out, class Init, class Op = plus>
+void block(In in, std::int64_t n, Out out, Init init, Op op = {}, const options& o = {}) {
+  detail::reduction::checked_into<algorithm::block>("reduction::block", in, n, out, init, op, o);
+}
+
+template <class In, class Out, class Init, class Op = plus>
+void chunked(In in, std::int64_t n, Out out, Init init, Op op = {}, const options& o = {}) {
+  detail::reduction::checked_into<algorithm::chunked>("reduction::chunked", in, n, out, init, op, o);
+}
+
+template <class In, class Out, class Init, class Op = plus>
+void chunked_consecutive(In in, std::int64_t n, Out out, Init init, Op op = {},
+                         const options& o = {}) {
+  detail::reduction::checked_into<algorithm::chunked_consecutive>(
+      "reduction::chunked_consecutive", in, n, out, init, op, o);
+}
+
+template <class In, class Out, class Init, class Op = plus>
+void atomic(In in, std::int64_t n, Out out, Init init, Op op = {}, const options& o = {}) {
+  detail::reduction::checked_into<algorithm::atomic>("reduction::atomic", in, n, out, init, op, o);
+}
+
+template <class In, class Out, class Init, class Op = plus>
+void single_pass(In in, std::int64_t n, Out out, Init init, Op op = {}, const options& o = {}) {
+  detail::reduction::checked_into<algorithm::single_pass>("reduction::single_pass", in, n, out,
+                                                          init, op, o);
+}
+
+// Any of the above chosen at run time. algorithm::atomic where it does not exist (see
+// supports_atomic_v; out must be an Acc*) throws std::invalid_argument.
+template <class In, class Out, class Init, class Op = plus>
+void run(algorithm a, In in, std::int64_t n, Out out, Init init, Op op = {}, const options& o = {}) {
+  using acc_t = exclusive_accumulator_t<Op, Init, input_value_t<In>>;
+  switch (a) {
+    case algorithm::tree: return tree(in, n, out, init, op, o);
+    case algorithm::block: return block(in, n, out, init, op, o);
+    case algorithm::chunked: return chunked(in, n, out, init, op, o);
+    case algorithm::chunked_consecutive: return chunked_consecutive(in, n, out, init, op, o);
+    case algorithm::atomic:
+      if constexpr (detail::reduction::atomic_ok_v<acc_t, Out, Op>) {
+        return atomic(in, n, out, init, op, o);
+      } else {
+        detail::throw_invalid("reduction::run", "algorithm",
+                              "is atomic, which has no hardware atomic for this operator and "
+                              "type (or out is not an Acc*)");
+      }
+    case algorithm::single_pass: return single_pass(in, n, out, init, op, o);
+  }
+  detail::throw_invalid("reduction::run", "algorithm", "is not a reduction::algorithm value");
+}
+
+// Bytes of caller storage algorithm `a` needs for n elements of In reduced from Init with
+// Op (0: none; for the current device).
+template <class In, class Init, class Op = plus>
+std::size_t storage_bytes(algorithm a, std::int64_t n, const options& o = {}) {
+  constexpr const char* function = "reduction::storage_bytes";
+  detail::check_count(function, n);
+  (void)o;
+  using acc_t = exclusive_accumulator_t<Op, Init, input_value_t<In>>;
+  namespace dr = detail::reduction;
+  switch (a) {
+    case algorithm::tree: return dr::storage_bytes<algorithm::tree, acc_t, In, Op>(function, n, false);
+    case algorithm::block: return dr::storage_bytes<algorithm::block, acc_t, In, Op>(function, n, false);
+    case algorithm::chunked:
+      return dr::storage_bytes<algorithm::chunked, acc_t, In, Op>(function, n, false);
+    case algorithm::chunked_consecutive:
+      return dr::storage_bytes<algorithm::chunked_consecutive, acc_t, In, Op>(function, n, false);
+    case algorithm::atomic: return 0;
+    case algorithm::single_pass:
+      return dr::storage_bytes<algorithm::single_pass, acc_t, In, Op>(function, n, false);
+  }
+  detail::throw_invalid(function, "algorithm", "is not a reduction::algorithm value");
+}
+
+}  // namespace reduction
+}  // namespace tally
