@@ -11,10 +11,13 @@
 //            the call, and that is part of its time;
 //   tally    tally::inclusive_scan / exclusive_scan through the public API, for
 //            `automatic` and for every strategy x block algorithm pair of the lists
-//            below, with caller storage sized by the *_storage_bytes queries (so no
-//            allocation is timed), plus `automatic` with its own stream-ordered
-//            allocation. A pair the library does not implement (std::invalid_argument)
-//            is skipped with a note.
+//            below. The multi-pass strategies run with caller storage sized by the
+//            *_storage_bytes queries (so no allocation is timed); the single-pass ones
+//            (chained, decoupled_lookback: warp_scans only) as a user calls them, with
+//            the tile state tally keeps per stream (one launch, nothing allocated after
+//            the first call); `automatic` both ways, and decoupled look-back with
+//            options.deterministic. A pair the library does not offer
+//            (std::invalid_argument) is skipped with a note.
 // Every row's output is checked against the host reference (verify.hpp).
 //
 // Compile time: the public tally calls instantiate every strategy x block pair, so each
@@ -402,25 +405,24 @@ class gpu_type_bench {
                       const checkpoints& reference, Query query, Call call) {
     auto run_one = [&](const std::string& impl, const std::string& strategy_name,
                        tally::scan_strategy strategy, tally::block_scan block,
-                       bool caller_storage) {
+                       bool caller_storage, bool deterministic = false) {
       if (!config_.selected(impl)) return;
       tally::options o;
       o.strategy = strategy;
       o.block = block;
-      std::string note = "stream-ordered allocation in the call";
-      if (caller_storage) {
-        std::size_t needed = 0;
-        try {
-          needed = query(o);
-        } catch (const std::invalid_argument& e) {
-          // An unimplemented strategy: said once for all its blocks and operations.
-          note_once("tally/" + strategy_name + "/* skipped: " + e.what(),
-                    "skipped strategy " + strategy_name);
-          return;
+      o.deterministic = deterministic;
+      std::string note = caller_storage ? "" : "no caller storage (the library's own)";
+      try {
+        // throws std::invalid_argument for a pair the library does not offer
+        const std::size_t needed = query(o);
+        if (caller_storage) {
+          tally_temp_.grow(std::max<std::size_t>(needed, 1));
+          o.storage = {tally_temp_.data(), tally_temp_.bytes()};
         }
-        tally_temp_.grow(std::max<std::size_t>(needed, 1));
-        o.storage = {tally_temp_.data(), tally_temp_.bytes()};
-        note.clear();
+      } catch (const std::invalid_argument& e) {
+        note_once("tally/" + strategy_name + "/" + tally_block_name(block) + " skipped: " + e.what(),
+                  "skipped " + strategy_name + "/" + tally_block_name(block));
+        return;
       }
       measure_row(what, op_name, impl,
                   [=](cudaStream_t s) {
@@ -430,15 +432,32 @@ class gpu_type_bench {
                   },
                   read, reference, note);
     };
+    // What a user gets by default: the single-pass scans keep their tile state per stream
+    // (one launch, no allocation); with caller storage they add a memset of it.
     run_one("tally/automatic", "automatic", tally::scan_strategy::automatic,
-            tally::block_scan::automatic, true);
-    run_one("tally/automatic+alloc", "automatic", tally::scan_strategy::automatic,
             tally::block_scan::automatic, false);
+    run_one("tally/automatic+storage", "automatic", tally::scan_strategy::automatic,
+            tally::block_scan::automatic, true);
+    run_one("tally/decoupled_lookback/deterministic", "decoupled_lookback",
+            tally::scan_strategy::decoupled_lookback, tally::block_scan::automatic, false, true);
     for (const strategy_entry& s : tally_strategies) {
+      const bool single_pass = s.value == tally::scan_strategy::chained ||
+                               s.value == tally::scan_strategy::decoupled_lookback;
       for (const block_entry& b : tally_blocks) {
-        run_one(std::string("tally/") + s.name + "/" + b.name, s.name, s.value, b.value, true);
+        // single-pass: one tile pipeline (warp shuffles), the default state; multi-pass:
+        // caller storage, so that no allocation is timed
+        if (single_pass && b.value != tally::block_scan::warp_scans) continue;
+        run_one(std::string("tally/") + s.name + "/" + b.name, s.name, s.value, b.value,
+                !single_pass);
       }
     }
+  }
+
+  static std::string tally_block_name(tally::block_scan b) {
+    for (const block_entry& e : tally_blocks) {
+      if (e.value == b) return e.name;
+    }
+    return "automatic";
   }
 
   gpu_context& ctx_;

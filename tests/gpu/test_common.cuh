@@ -159,7 +159,10 @@ class device_buffer {
   // floating point), so that an element the code under test never writes fails.
   void poison() {
     const int byte = std::is_floating_point_v<T> ? 0xFF : 0xA5;
-    if (n_ && cudaMemset(p_, byte, n_ * sizeof(T)) != cudaSuccess)
+    // cudaMemset runs on the legacy default stream, which does not order itself with
+    // non-blocking streams: wait for it, so that a scan on any stream sees the poison
+    if (n_ && (cudaMemset(p_, byte, n_ * sizeof(T)) != cudaSuccess ||
+               cudaDeviceSynchronize() != cudaSuccess))
       throw std::runtime_error("test: poison failed");
   }
 

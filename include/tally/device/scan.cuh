@@ -12,30 +12,51 @@
 //       decay(op(init, x)); the results are converted to out's element type on store.
 //   Asynchronous on options.stream. No device-wide synchronisation.
 //
-// Storage: without options.storage, the call allocates stream-ordered from a memory pool
-// of tally's own (cudaMallocFromPoolAsync; detail/storage.cuh says why) and frees
-// with cudaFreeAsync on options.stream. With options.storage.data != nullptr, no
-// allocation at all; the needed size comes from
+// Storage and launches:
+//   decoupled_lookback, chained (and automatic): ONE kernel launch per call and no
+//     allocation in the steady state. Up to one tile (4096 4-byte or 2048 8-byte values)
+//     no state at all. Beyond, the tile descriptors live in a buffer tally keeps per
+//     (device, stream) and reuses from call to call without a reset (epoch tags,
+//     device/detail/tile_state.cuh); the first call on a stream, and a call with more
+//     tiles than any before on it, grows it (stream-ordered allocation + memset).
+//     With options.storage.data != nullptr the descriptors live in the caller's storage
+//     instead, zeroed by a cudaMemsetAsync before the kernel (two operations, no
+//     allocation: graph capture friendly). While the stream is being captured into a
+//     graph without caller storage, the call allocates its own descriptors, stream-
+//     ordered, as the multi-pass strategies do.
+//   reduce_then_scan, scan_then_propagate: two or three launches per level; without
+//     options.storage the call allocates stream-ordered from a memory pool of tally's
+//     own (cudaMallocFromPoolAsync; detail/storage.cuh says why) and frees with
+//     cudaFreeAsync on options.stream; with caller storage, no allocation at all.
+// The caller-storage size comes from
 //   tally::inclusive_scan_storage_bytes<In, Op>(n, options)
 //   tally::exclusive_scan_storage_bytes<In, Init, Op>(n, options)
 // (In, Init and Op as in the call; the size depends on n, the value types, and options'
 // strategy and block; any alignment of the pointer is fine). 0 means none is needed;
 // too few bytes throws std::invalid_argument.
 //
-// options.strategy: automatic (= reduce_then_scan), reduce_then_scan,
-//   scan_then_propagate (writes `out` twice and reads it back: `out` must be readable
-//   and hold the accumulator exactly); chained and decoupled_lookback are not
-//   implemented yet: they throw std::invalid_argument.
-// options.block: automatic (= warp_scans) or any block_scan value. Exclusive scans use
-//   the shifted load (PMPP) with every block algorithm but brent_kung and
-//   brent_kung_conflict_free, which use Blelloch's down-sweep (the exclusive form of the
-//   same work-efficient tree; see device/detail/block_algorithms.cuh).
-// options.deterministic: every strategy here is deterministic already (fixed tiles, fixed
-//   order of combination, no atomics): float results are identical run to run.
+// options.strategy: automatic (= decoupled_lookback, measured fastest), decoupled_lookback,
+//   chained (single pass, tile by tile: slow, for teaching and comparison),
+//   reduce_then_scan, scan_then_propagate (writes `out` twice and reads it back: `out`
+//   must be readable and hold the accumulator exactly).
+// options.block: automatic (= warp_scans) or any block_scan value for the multi-pass
+//   strategies; the single-pass ones accept automatic and warp_scans only (their tile
+//   pipeline is single_pass_scan.cuh). Exclusive multi-pass scans use the shifted load
+//   (PMPP) with every block algorithm but brent_kung and brent_kung_conflict_free, which
+//   use Blelloch's down-sweep (see device/detail/block_algorithms.cuh).
+// options.deterministic: floating-point results identical bit for bit from run to run.
+//   The multi-pass strategies and chained are deterministic anyway (fixed tiles and order
+//   of combination). decoupled_lookback's association depends on how far each tile
+//   looked back, which depends on timing: with deterministic = true it combines the
+//   look-back window strictly left to right, which gives every tile the same left fold
+//   of tile aggregates in every run (decoupled_lookback.cuh; the cost is measured in
+//   docs/perf-notes.md). Integer results never depend on it.
+// Single-pass accumulators must be trivially copyable (any size; up to 8 bytes the tile
+//   status and value share one word).
 //
-// Errors: n < 0, a null pointer with n > 0, too small storage, an unimplemented strategy
-// -> std::invalid_argument naming the function and argument; a CUDA failure ->
-// tally::error.
+// Errors: n < 0, a null pointer with n > 0, too small storage, a block algorithm the
+// strategy does not use -> std::invalid_argument naming the function and argument; a
+// CUDA failure (an invalid stream included) -> tally::error.
 #pragma once
 
 #include <cstddef>
@@ -82,8 +103,8 @@ template <class In, class Op = plus>
 std::size_t inclusive_scan_storage_bytes(std::int64_t n, const options& o = {}) {
   detail::check_count("inclusive_scan_storage_bytes", n);
   using acc_t = inclusive_accumulator_t<Op, input_value_t<In>>;
-  return detail::dispatch("inclusive_scan_storage_bytes", o, [&](auto, auto selector) {
-    return detail::required_storage_bytes<acc_t>(n, detail::default_tile<decltype(selector), acc_t>());
+  return detail::dispatch("inclusive_scan_storage_bytes", o, [&](auto strategy, auto selector) {
+    return detail::storage_bytes_with<decltype(strategy), decltype(selector), acc_t>(n);
   });
 }
 
@@ -92,8 +113,8 @@ template <class In, class Init, class Op = plus>
 std::size_t exclusive_scan_storage_bytes(std::int64_t n, const options& o = {}) {
   detail::check_count("exclusive_scan_storage_bytes", n);
   using acc_t = exclusive_accumulator_t<Op, Init, input_value_t<In>>;
-  return detail::dispatch("exclusive_scan_storage_bytes", o, [&](auto, auto selector) {
-    return detail::required_storage_bytes<acc_t>(n, detail::default_tile<decltype(selector), acc_t>());
+  return detail::dispatch("exclusive_scan_storage_bytes", o, [&](auto strategy, auto selector) {
+    return detail::storage_bytes_with<decltype(strategy), decltype(selector), acc_t>(n);
   });
 }
 

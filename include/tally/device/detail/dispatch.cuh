@@ -10,45 +10,60 @@
 #include "tally/core/error.hpp"
 #include "tally/core/options.hpp"
 #include "tally/device/detail/block_algorithms.cuh"
+#include "tally/device/detail/chained.cuh"
+#include "tally/device/detail/decoupled_lookback.cuh"
 #include "tally/device/detail/reduce_then_scan.cuh"
 #include "tally/device/detail/scan_then_propagate.cuh"
+#include "tally/device/detail/single_pass_scan.cuh"
 #include "tally/device/detail/storage.cuh"
 #include "tally/device/detail/tuning.cuh"
 
 namespace tally::detail {
 
 // Calls f(Strategy{}, Selector{}) for the pair the options name.
-//   strategy: automatic -> reduce_then_scan; chained and decoupled_lookback are not
-//             implemented yet and throw std::invalid_argument (no silent fallback).
-//   block:    automatic -> warp_scans.
+//   strategy: automatic -> decoupled_lookback (the fastest at every measured size and
+//             type: docs/perf-notes.md).
+//   block:    automatic -> warp_scans. The single-pass strategies have one tile
+//             pipeline of their own, built from warp shuffle scans (single_pass_scan.cuh):
+//             they accept automatic and warp_scans, and throw std::invalid_argument for
+//             the other block algorithms rather than silently ignoring the choice.
 template <class Strategy, class F>
 decltype(auto) dispatch_block(const char* function, const options& o, F&& f) {
-  switch (o.block) {
-    case block_scan::automatic:
-    case block_scan::warp_scans: return f(Strategy{}, warp_scans_selector{});
-    case block_scan::kogge_stone: return f(Strategy{}, kogge_stone_selector{});
-    case block_scan::kogge_stone_double_buffered:
-      return f(Strategy{}, kogge_stone_double_buffered_selector{});
-    case block_scan::brent_kung: return f(Strategy{}, brent_kung_selector{});
-    case block_scan::brent_kung_conflict_free: return f(Strategy{}, brent_kung_conflict_free_selector{});
-    case block_scan::coarsened: return f(Strategy{}, coarsened_selector{});
+  if constexpr (Strategy::single_pass) {
+    if (o.block != block_scan::automatic && o.block != block_scan::warp_scans) {
+      throw_invalid(function, "options.block",
+                    "must be automatic or warp_scans with the chained and decoupled_lookback "
+                    "strategies (their tiles are scanned with warp shuffles)");
+    }
+    return f(Strategy{}, warp_scans_selector{});
+  } else {
+    switch (o.block) {
+      case block_scan::automatic:
+      case block_scan::warp_scans: return f(Strategy{}, warp_scans_selector{});
+      case block_scan::kogge_stone: return f(Strategy{}, kogge_stone_selector{});
+      case block_scan::kogge_stone_double_buffered:
+        return f(Strategy{}, kogge_stone_double_buffered_selector{});
+      case block_scan::brent_kung: return f(Strategy{}, brent_kung_selector{});
+      case block_scan::brent_kung_conflict_free:
+        return f(Strategy{}, brent_kung_conflict_free_selector{});
+      case block_scan::coarsened: return f(Strategy{}, coarsened_selector{});
+    }
+    throw_invalid(function, "options.block", "is not a block_scan value");
   }
-  throw_invalid(function, "options.block", "is not a block_scan value");
 }
 
 template <class F>
 decltype(auto) dispatch(const char* function, const options& o, F&& f) {
   switch (o.strategy) {
     case scan_strategy::automatic:
+    case scan_strategy::decoupled_lookback:
+      return dispatch_block<decoupled_lookback::strategy>(function, o, std::forward<F>(f));
+    case scan_strategy::chained:
+      return dispatch_block<chained::strategy>(function, o, std::forward<F>(f));
     case scan_strategy::reduce_then_scan:
       return dispatch_block<reduce_then_scan::strategy>(function, o, std::forward<F>(f));
     case scan_strategy::scan_then_propagate:
       return dispatch_block<scan_then_propagate::strategy>(function, o, std::forward<F>(f));
-    case scan_strategy::chained:
-    case scan_strategy::decoupled_lookback:
-      throw_invalid(function, "options.strategy",
-                    "(chained / decoupled_lookback) is not implemented yet; use automatic, "
-                    "reduce_then_scan or scan_then_propagate");
   }
   throw_invalid(function, "options.strategy", "is not a scan_strategy value");
 }
@@ -59,10 +74,22 @@ constexpr std::int64_t default_tile() {
   return default_tuning<Selector::tuning_key, Acc>().tile_items();
 }
 
+// The bytes of caller storage a strategy x selector needs for n elements (0: none).
+template <class Strategy, class Selector, class Acc>
+std::size_t storage_bytes_with(std::int64_t n) {
+  if constexpr (Strategy::single_pass) {
+    return single_pass::storage_bytes<Acc>(n);
+  } else {
+    return required_storage_bytes<Acc>(n, default_tile<Selector, Acc>());
+  }
+}
+
 // Runs one device-wide scan with a given strategy, selector and tuning: storage (the
 // caller's or stream-ordered), then the strategy's kernels. The public functions call
 // this through dispatch(); tests and the bench may call it directly to instantiate one
-// pair only. Arguments are checked by the caller.
+// pair only. Arguments are checked by the caller. Threads and Items apply to the
+// multi-pass strategies; the single-pass ones take their tuning from
+// single_pass::default_single_pass_tuning (call single_pass::scan to override it).
 template <class Strategy, class Selector, bool Exclusive, class Acc,
           int Threads = default_tuning<Selector::tuning_key, Acc>().block_threads,
           int Items = default_tuning<Selector::tuning_key, Acc>().items_per_thread, class In,
@@ -70,11 +97,16 @@ template <class Strategy, class Selector, bool Exclusive, class Acc,
 void scan_with(const char* function, const char* storage_query, In in, Out out, std::int64_t n,
                seed_value<Acc, Exclusive> seed, Op op, const options& o) {
   if (n == 0) return;
-  const std::size_t needed = required_storage_bytes<Acc>(n, std::int64_t{Threads} * Items);
-  scoped_storage storage(function, storage_query, o.storage.data, o.storage.bytes, needed,
-                         o.stream);
-  Strategy::template run<Selector, Threads, Items, Exclusive, Acc>(
-      function, in, out, n, seed, op, storage.aligned(), o.stream);
+  if constexpr (Strategy::single_pass) {
+    single_pass::scan<typename Strategy::protocol_type, Exclusive, Acc>(function, storage_query, in,
+                                                                        out, n, seed, op, o);
+  } else {
+    const std::size_t needed = required_storage_bytes<Acc>(n, std::int64_t{Threads} * Items);
+    scoped_storage storage(function, storage_query, o.storage.data, o.storage.bytes, needed,
+                           o.stream);
+    Strategy::template run<Selector, Threads, Items, Exclusive, Acc>(
+        function, in, out, n, seed, op, storage.aligned(), o.stream);
+  }
 }
 
 }  // namespace tally::detail

@@ -93,6 +93,7 @@ __global__ void __launch_bounds__(Threads)
 }
 
 struct strategy {
+  static constexpr bool single_pass = false;  // multi-pass: tile sums in temporary storage
   // Scans n >= 1 elements; `storage` holds tile_sums_bytes<Acc>(n, tile) bytes, aligned.
   template <class Selector, int Threads, int Items, bool Exclusive, class Acc, class In, class Out,
             class Op>

@@ -35,8 +35,10 @@ constexpr tuning default_tuning() {
   if constexpr (Block == block_scan::coarsened || Block == block_scan::warp_scans ||
                 Block == block_scan::automatic) {
     // 16 KiB tiles: 4096 items of 4 bytes, 2048 of 8, 1024 of 16 ...
+    // Above 32 bytes (up to 64-byte user structs) 128 threads, to stay within 48 KiB of
+    // static shared memory.
     constexpr int items = bytes <= 4 ? 16 : bytes <= 8 ? 8 : bytes <= 16 ? 4 : bytes <= 32 ? 2 : 1;
-    return tuning{256, items};
+    return tuning{bytes <= 32 ? 256 : 128, items};
   } else {
     // Kogge-Stone, Brent-Kung, Blelloch: the whole tile also lives in the algorithm's
     // shared buffer (twice for the double-buffered Kogge-Stone). Power-of-two tiles.

@@ -1,0 +1,53 @@
+// tally/device/detail/chained.cuh -- strategy: the chained single-pass scan.
+//
+// Algorithm: Yan, Long & Zhang, "StreamScan: Fast Scan Algorithms for GPUs without
+// Global Barrier Synchronization" (PPoPP 2013); PMPP chapter 11.7 ("stream-based scan",
+// adjacent synchronisation with flags). The tile pipeline (dynamic tile index from an
+// atomic counter, loads, local scans, stores) is single_pass_scan.cuh; the descriptors
+// (status and value in one word, or value + release/acquire flag) are tile_state.cuh.
+// This file is the protocol by which tile t > 0 learns its exclusive prefix:
+//
+//   wait until tile t - 1 has published its INCLUSIVE value I_{t-1}; that is the prefix.
+//   (The kernel then publishes I_t = I_{t-1} op A_t.)
+//
+// One descriptor read per tile, but the prefixes form a chain through all tiles: tile t
+// cannot publish before tile t - 1 has, so the scan advances by one tile per global
+// memory round trip (write a flag, another SM sees it), however many SMs there are.
+// That latency chain is what decoupled look-back removes (decoupled_lookback.cuh).
+// The result is the left fold ((A_0 op A_1) op ...) of tile aggregates: deterministic,
+// and the same association as the look-back's deterministic mode.
+//
+// Deadlock freedom: tile indices are tickets drawn in order from an atomic counter, so
+// tile t - 1 belongs to a block that started before this one; waiting for it never waits
+// for a block the hardware has not scheduled (with blockIdx as the tile index, block
+// t - 1 might not be resident while block t spins).
+#pragma once
+
+#include <cstdint>
+
+#include "tally/device/detail/single_pass_scan.cuh"
+#include "tally/device/detail/tile_state.cuh"
+#include "tally/warp/warp_scan.cuh"
+
+namespace tally::detail::chained {
+
+struct protocol {
+  template <class Descriptors, class Acc, class Op>
+  TALLY_DEVICE static Acc exclusive_prefix(const Descriptors& d, unsigned epoch, std::int64_t tile,
+                                           const Acc& aggregate, Op&, bool) {
+    Acc value = aggregate;  // overwritten by the predecessor's inclusive value
+    if (warp::lane_id() == 0) {
+      // lane 0 polls; the other lanes wait at the shuffle below
+      while (d.load(tile - 1, epoch, value) != single_pass::status_inclusive) {
+      }
+    }
+    return warp::shuffle_index(value, 0);
+  }
+};
+
+struct strategy {
+  static constexpr bool single_pass = true;
+  using protocol_type = protocol;
+};
+
+}  // namespace tally::detail::chained

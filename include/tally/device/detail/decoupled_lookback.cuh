@@ -1,0 +1,182 @@
+// tally/device/detail/decoupled_lookback.cuh -- strategy: single-pass scan with
+// decoupled look-back.
+//
+// Algorithm: Merrill & Garland, "Single-pass Parallel Prefix Scan with Decoupled
+// Look-back" (NVIDIA technical report NVR-2016-002, 2016). The tile pipeline (tickets,
+// loads, local scans, stores) is single_pass_scan.cuh; the descriptors and their memory
+// ordering are tile_state.cuh. This file is the protocol by which a tile t > 0 learns
+// its exclusive prefix, run by the 32 lanes of warp 0:
+//
+//   1. publish the tile's AGGREGATE A_t (its own reduction, known without waiting for
+//      anybody) -- this is the "decoupling": a successor that finds it can skip over
+//      this tile instead of waiting for its prefix;
+//   2. look back over a WINDOW of the 32 * SlotsPerLane preceding tiles, SlotsPerLane
+//      descriptors per lane (lanes and slots in tile order), until none of them is
+//      `invalid` (each will publish at least its aggregate soon: it holds an earlier
+//      ticket, so it is running and waits only for tiles before it);
+//   3. if some tile j of the window has published its INCLUSIVE value I_j, the prefix is
+//      I_j op A_{j+1} op ... op A_{t-1} (j the latest such tile); otherwise the window's
+//      aggregates are reduced, kept, and the next window back is examined the same way;
+//   4. (the kernel) publish the inclusive value prefix op A_t.
+// Because step 1 comes first, the expected look-back distance is short and independent
+// of the number of tiles: the serialisation of the chained scan (chained.cuh) is gone.
+//
+// Determinism (options.deterministic). The association of the prefix depends on WHICH
+// tile j was found inclusive, i.e. on timing, so float results could differ from run to
+// run. In deterministic mode the window is combined strictly left to right,
+//   ((I_j op A_{j+1}) op A_{j+2}) op ... op A_{t-1},
+// and, inductively, every inclusive value is then the left fold
+// (((A_0 op A_1) op A_2) ... op A_t) of the tile aggregates, whatever j was: the same
+// operations in the same order in every run (the same association as the chained scan).
+// To keep the fold left-to-right the look-back does not move past a window without an
+// inclusive tile; it re-reads the window until one appears (its oldest tile always
+// does, eventually, without waiting for this tile).
+#pragma once
+
+#include <cstdint>
+
+#include "tally/device/detail/single_pass_scan.cuh"
+#include "tally/device/detail/tile_state.cuh"
+#include "tally/warp/warp_scan.cuh"
+
+namespace tally::detail::decoupled_lookback {
+
+// Polling. Every tile in flight polls descriptors that live in a few cache lines, all
+// in one L2 slice; polled eagerly, those lines become the bottleneck of the whole scan
+// (docs/perf-notes.md: w32 beat w128, and longer tiles beat shorter ones, because fewer
+// polls reached the hot lines). So, past the first `EagerTiles` tiles (whose
+// predecessors are few and whose latency is the scan's at small n), a tile waits
+// `InitialDelayNs` after publishing its aggregate before its first poll -- about the time
+// its predecessors need to publish -- and `PollDelayNs` between polls. (CUB's sm90
+// tunings make the same trade with fixed delays; the values here are tally's measured
+// ones.)
+template <int InitialDelayNs, int PollDelayNs>
+struct delays {
+  static constexpr int initial_ns = InitialDelayNs;
+  static constexpr int poll_ns = PollDelayNs;
+};
+
+// SlotsPerLane descriptors per lane: a window of 32 * SlotsPerLane tiles per round trip
+// (the loads are independent, so a wider window costs no more latency, but it reads
+// more lines of the hot descriptor array). Deterministic mode cannot look past a window
+// (the banner), so there a wider window is what lets the frontier of inclusive tiles
+// advance quickly: it has its own width, DeterministicSlotsPerLane.
+template <int SlotsPerLane, int DeterministicSlotsPerLane, class Delays,
+          std::int64_t EagerTiles = 256>
+struct basic_protocol {
+  TALLY_DEVICE static void pause(std::int64_t tile, unsigned ns) {
+    if (ns > 0 && tile >= EagerTiles) __nanosleep(ns);
+  }
+
+  template <class Descriptors, class Acc, class Op>
+  TALLY_DEVICE static Acc exclusive_prefix(const Descriptors& d, unsigned epoch, std::int64_t tile,
+                                           const Acc& aggregate, Op& op, bool deterministic) {
+    // 1. the aggregate first
+    if (warp::lane_id() == 0) {
+      d.store(tile, single_pass::make_tag(epoch, single_pass::status_aggregate), aggregate);
+    }
+    pause(tile, Delays::initial_ns);
+    if (deterministic) return look_back<DeterministicSlotsPerLane, true>(d, epoch, tile, aggregate, op);
+    return look_back<SlotsPerLane, false>(d, epoch, tile, aggregate, op);
+  }
+
+ private:
+  template <int Slots, bool Deterministic, class Descriptors, class Acc, class Op>
+  TALLY_DEVICE static Acc look_back(const Descriptors& d, unsigned epoch, std::int64_t tile,
+                                    const Acc& aggregate, Op& op) {
+    using single_pass::status_inclusive;
+    using single_pass::status_invalid;
+    constexpr int slots = Slots;
+    constexpr int window = 32 * Slots;
+    constexpr bool deterministic = Deterministic;
+    const int lane = warp::lane_id();
+
+    Acc later = aggregate;  // the windows already passed (tiles after this window), reduced
+    bool have_later = false;
+    std::int64_t window_first = tile - window;
+    for (;;) {
+      // 2. lane l reads tiles window_first + l * slots + s, s < slots: lanes and slots in
+      //    tile order. Tiles before 0 read tile 0 again, which is harmless: tile 0 is
+      //    inclusive, and everything before the latest inclusive tile is ignored below.
+      Acc value[slots];
+      bool inclusive[slots];
+      unsigned inclusive_lanes;
+      for (;;) {
+        bool all_valid = true;
+#pragma unroll
+        for (int s = 0; s < slots; ++s) {
+          const std::int64_t t = window_first + lane * slots + s;
+          const single_pass::tile_status status = d.load(t < 0 ? 0 : t, epoch, value[s]);
+          all_valid = all_valid && status != status_invalid;
+          inclusive[s] = status == status_inclusive;
+        }
+        if (__all_sync(warp::full_mask, all_valid)) {
+          bool any = false;
+#pragma unroll
+          for (int s = 0; s < slots; ++s) any = any || inclusive[s];
+          inclusive_lanes = __ballot_sync(warp::full_mask, any);
+          // deterministic mode waits in this window for an inclusive tile (the banner)
+          if (inclusive_lanes != 0 || !deterministic) break;
+        }
+        pause(tile, Delays::poll_ns);
+      }
+
+      // 3. `first` = the latest lane with an inclusive tile (0 if none), and within it
+      //    `first_slot` = its latest inclusive slot (0 if none)
+      const int first = inclusive_lanes != 0 ? 31 - __clz(inclusive_lanes) : 0;
+      int my_slot = 0;
+#pragma unroll
+      for (int s = 0; s < slots; ++s) my_slot = inclusive[s] ? s : my_slot;
+      const int first_slot = __shfl_sync(warp::full_mask, my_slot, first);
+
+      Acc window_value;
+      if constexpr (deterministic) {
+        // strictly left to right from the inclusive tile (see the banner)
+        window_value = warp::shuffle_index(value[0], first);
+#pragma unroll
+        for (int s = 1; s < slots; ++s) {
+          const Acc v = warp::shuffle_index(value[s], first);
+          if (s == first_slot) window_value = v;
+          if (s > first_slot) window_value = static_cast<Acc>(op(window_value, v));
+        }
+        for (int k = first + 1; k < 32; ++k) {
+#pragma unroll
+          for (int s = 0; s < slots; ++s) {
+            window_value = static_cast<Acc>(op(window_value, warp::shuffle_index(value[s], k)));
+          }
+        }
+      } else {
+        // each lane folds its slots (lane `first` from its inclusive slot on), then a
+        // log-step scan over lanes >= first; lane 31 ends with the window's reduction
+        const int from = lane == first ? first_slot : 0;
+        Acc mine = value[slots - 1];
+#pragma unroll
+        for (int s = slots - 2; s >= 0; --s) {
+          if (s >= from) mine = static_cast<Acc>(op(value[s], mine));
+        }
+#pragma unroll
+        for (int offset = 1; offset < 32; offset *= 2) {
+          const Acc earlier = warp::shuffle_up(mine, static_cast<unsigned>(offset));
+          if (lane - offset >= first) mine = static_cast<Acc>(op(earlier, mine));
+        }
+        window_value = warp::shuffle_index(mine, 31);
+      }
+      const Acc reduced = have_later ? static_cast<Acc>(op(window_value, later)) : window_value;
+      if (inclusive_lanes != 0) return reduced;
+      later = reduced;
+      have_later = true;
+      window_first -= window;
+    }
+  }
+};
+
+// The defaults, chosen by measurement (docs/perf-notes.md).
+using protocol = basic_protocol<1, 4, delays<1200, 600>>;
+
+// The strategy as dispatch.cuh sees it.
+struct strategy {
+  static constexpr bool single_pass = true;
+  using protocol_type = protocol;
+};
+
+}  // namespace tally::detail::decoupled_lookback

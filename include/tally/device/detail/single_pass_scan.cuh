@@ -1,0 +1,388 @@
+// tally/device/detail/single_pass_scan.cuh -- the tile pipeline shared by the two
+// single-pass scans: chained.cuh (Yan, Long & Zhang 2013) and decoupled_lookback.cuh
+// (Merrill & Garland 2016). Those files hold what differs: how a tile learns the
+// reduction of everything before it (its exclusive PREFIX) from its predecessors.
+//
+// One kernel, one block per tile, n read once and written once.
+//
+//   0. thread 0 draws the tile's ticket (tile_state.cuh); one barrier to share it
+//   1. load the tile into registers, WARP-STRIPED: warp w owns a contiguous run of
+//      Rows * 32 * Vec items; in row r, lane l holds the Vec consecutive items
+//      at  w * warp_items + r * 32 * Vec + l * Vec. A row is one 16-byte access per lane,
+//      512 contiguous bytes per warp instruction, straight from registers: no shared
+//      memory transpose. (Vec = 1 when the pointers are not 16-byte aligned or are
+//      iterators: the same layout with scalar accesses.)
+//   2. scan locally: each lane scans its Vec items serially; each row's lane totals are
+//      scanned with warp shuffles; the row totals are chained serially (rows in order)
+//      into each warp's total
+//   3. warp totals to shared memory; barrier; warp 0 scans them (the block aggregate)
+//   4. warp 0 obtains the tile's prefix from the predecessors (the Protocol) and
+//      publishes the tile's inclusive value; it stores each warp's prefix in shared
+//      memory; barrier
+//   5. every item gets its prefix (warp prefix, row prefix, lane prefix) and is stored
+//      with the same striped layout.
+//
+// Operator order: every combination is op(earlier, later); no identity is needed (the
+// very first item of the scan has no prefix; every "prefix" below is optional).
+// Operator applications: about 2 per item (the serial scan and the prefix), plus
+// O(log 32) per lane and row.
+// Partial last tile: items past n are loaded as copies of x_{n-1} (defined padding; the
+// scan is causal so they change no valid result) and never stored.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include <cuda_runtime.h>
+
+#include "tally/core/error.hpp"
+#include "tally/core/options.hpp"
+#include "tally/device/detail/cuda_check.cuh"
+#include "tally/device/detail/storage.cuh"
+#include "tally/device/detail/tile_state.cuh"
+#include "tally/warp/warp_scan.cuh"
+
+namespace tally::detail::single_pass {
+
+// ---- tuning ------------------------------------------------------------------------------
+// threads per block; rows per warp; items per 16-byte vector (1 for types that are not
+// vectorised). Items per thread = rows * vec; tile = threads * rows * vec.
+struct single_pass_tuning {
+  int block_threads;
+  int rows;
+  int vec;
+  constexpr int items_per_thread() const { return rows * vec; }
+  constexpr int tile_items() const { return block_threads * rows * vec; }
+};
+
+template <class Acc>
+inline constexpr bool vectorisable_v =
+    std::is_trivially_copyable_v<Acc> && (sizeof(Acc) == 4 || sizeof(Acc) == 8);
+
+// The defaults, measured on an H100 (docs/perf-notes.md, tally-lookback-tuning):
+// 4-byte values 256 threads x 8 rows x 4 (32 KiB tiles: 81.8% of the copy at 2^28,
+// against 73.1% for 16 KiB tiles), 8-byte values 256 x 6 rows x 2 (24 KiB: 84.5%).
+// Larger tiles mean fewer tiles polling the descriptors (the bottleneck, see
+// decoupled_lookback.cuh) but fewer blocks per SM. Other types: first choices, about
+// 16 KiB per tile.
+template <class Acc>
+constexpr single_pass_tuning default_single_pass_tuning() {
+  constexpr std::size_t bytes = sizeof(Acc);
+  if constexpr (vectorisable_v<Acc> && bytes == 4) {
+    return single_pass_tuning{256, 8, 4};
+  } else if constexpr (vectorisable_v<Acc>) {
+    return single_pass_tuning{256, 6, 2};
+  } else {
+    constexpr int rows = bytes <= 4 ? 16 : bytes <= 16 ? 4 : bytes <= 32 ? 2 : 1;
+    return single_pass_tuning{256, rows, 1};
+  }
+}
+
+// A test hook: called by thread 0 of each block right after the ticket is drawn, with
+// the tile index and blockIdx.x. The default does nothing; the stall test delays chosen
+// tiles and blocks with it.
+struct no_stall {
+  TALLY_DEVICE void operator()(std::int64_t, unsigned) const {}
+};
+
+// ---- the optional prefix --------------------------------------------------------------------
+template <class Acc>
+struct maybe {
+  Acc value;
+  bool present;
+};
+
+template <class Acc, class Op>
+TALLY_DEVICE TALLY_FORCEINLINE maybe<Acc> then(const maybe<Acc>& a, const Acc& b, Op& op) {
+  return {a.present ? static_cast<Acc>(op(a.value, b)) : b, true};
+}
+
+// ---- striped tile access ----------------------------------------------------------------
+// (Integers rather than a single_pass_tuning: nvcc's kernel stubs do not take class-type
+// template parameters.)
+template <int Threads, int Rows, int Vec, bool Vectorised>
+struct layout {
+  static constexpr int threads = Threads;
+  static constexpr int warps = threads / 32;
+  static constexpr int vec = Vectorised ? Vec : 1;
+  static constexpr int rows = Vectorised ? Rows : Rows * Vec;
+  static constexpr int row_items = 32 * vec;
+  static constexpr int warp_items = rows * row_items;
+  static constexpr int tile_items = warps * warp_items;
+  static_assert(tile_items == Threads * Rows * Vec, "both layouts cover the same tile");
+  static_assert(threads % 32 == 0 && warps <= 32, "block_threads: a multiple of 32, <= 1024");
+};
+
+template <class Acc, int Vec>
+struct alignas(16) vector_of {
+  Acc v[Vec];
+};
+
+// items[r][k] = in[base + offset(r, k)]; a full tile reads without bounds checks, a
+// partial one pads with x_{n-1}.
+template <class L, bool Vectorised, class Acc, class In>
+TALLY_DEVICE TALLY_FORCEINLINE void load_tile(In in, std::int64_t base, std::int64_t n, int warp,
+                                              int lane, Acc (&items)[L::rows][L::vec]) {
+  const std::int64_t first = base + warp * L::warp_items + lane * L::vec;
+  const bool full = base + L::tile_items <= n;
+  if constexpr (Vectorised) {
+    if (full) {
+      const auto* p = reinterpret_cast<const vector_of<Acc, L::vec>*>(&in[first]);
+#pragma unroll
+      for (int r = 0; r < L::rows; ++r) {
+        const vector_of<Acc, L::vec> v = p[r * 32];  // one 16-byte load
+#pragma unroll
+        for (int k = 0; k < L::vec; ++k) items[r][k] = v.v[k];
+      }
+      return;
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < L::rows; ++r) {
+#pragma unroll
+    for (int k = 0; k < L::vec; ++k) {
+      const std::int64_t i = first + r * L::row_items + k;
+      items[r][k] = static_cast<Acc>(in[full || i < n ? i : n - 1]);
+    }
+  }
+}
+
+template <class L, bool Vectorised, class Acc, class Out>
+TALLY_DEVICE TALLY_FORCEINLINE void store_tile(Out out, std::int64_t base, std::int64_t n, int warp,
+                                               int lane, const Acc (&items)[L::rows][L::vec]) {
+  const std::int64_t first = base + warp * L::warp_items + lane * L::vec;
+  const bool full = base + L::tile_items <= n;
+  if constexpr (Vectorised) {
+    if (full) {
+      auto* p = reinterpret_cast<vector_of<Acc, L::vec>*>(&out[first]);
+#pragma unroll
+      for (int r = 0; r < L::rows; ++r) {
+        vector_of<Acc, L::vec> v;
+#pragma unroll
+        for (int k = 0; k < L::vec; ++k) v.v[k] = items[r][k];
+        p[r * 32] = v;  // one 16-byte store
+      }
+      return;
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < L::rows; ++r) {
+#pragma unroll
+    for (int k = 0; k < L::vec; ++k) {
+      const std::int64_t i = first + r * L::row_items + k;
+      if (full || i < n) out[i] = items[r][k];
+    }
+  }
+}
+
+// ---- the kernel ----------------------------------------------------------------------------
+// Protocol (chained or decoupled look-back) provides, for warp 0 (all 32 lanes) of a tile
+// t > 0 with aggregate A_t:
+//   static Acc exclusive_prefix(descriptors, epoch, t, A_t, op, deterministic)
+// which may publish A_t first (look-back does, chained does not) and returns the
+// reduction of all tiles before t (seed included for exclusive scans) in every lane.
+// The kernel then publishes the inclusive value prefix op A_t.
+template <class Protocol, int Threads, int Rows, int Vec, bool Vectorised, bool Exclusive,
+          class Acc, class In, class Out, class Op, class Hook>
+__global__ void __launch_bounds__(Threads)
+    single_pass_kernel(In in, Out out, std::int64_t n, std::int64_t tiles,
+                       seed_value<Acc, Exclusive> seed, Op op, tile_state<Acc> state,
+                       bool deterministic, Hook hook) {
+  using L = layout<Threads, Rows, Vec, Vectorised>;
+  __shared__ std::int64_t tile_index;
+  __shared__ unsigned tile_epoch;
+  __shared__ block::detail::uninitialized_array<Acc, L::warps> warp_totals;
+  __shared__ block::detail::uninitialized_array<Acc, L::warps> warp_prefixes;
+
+  const int lane = warp::lane_id();
+  const int warp_id = static_cast<int>(threadIdx.x) / 32;
+
+  // 0. the ticket (a single tile needs none: it has no predecessor and no successor)
+  if (tiles > 1) {
+    if (threadIdx.x == 0) {
+      const ticket t = draw_ticket(state.header, tiles);
+      tile_index = t.tile;
+      tile_epoch = t.epoch;
+      hook(t.tile, blockIdx.x);
+    }
+    __syncthreads();  // every thread needs the tile index before it loads
+  }
+  const std::int64_t tile = tiles > 1 ? tile_index : 0;
+  const unsigned epoch = tiles > 1 ? tile_epoch : 0u;
+  const std::int64_t base = tile * L::tile_items;
+
+  // Every 2^29 calls: zero the descriptors past this call's tiles (tile_state.cuh). This
+  // call reads only descriptors < tiles, so nobody reads these concurrently.
+  if (tiles > 1 && is_clearing_epoch(epoch)) {
+    for (std::int64_t i = tiles + tile * L::threads + threadIdx.x; i < state.capacity;
+         i += tiles * L::threads) {
+      state.descriptors.clear(i);
+    }
+  }
+
+  // 1. load
+  Acc items[L::rows][L::vec];
+  load_tile<L, Vectorised>(in, base, n, warp_id, lane, items);
+
+  // 2. local scans: lane-serial, then each row across the warp, then rows chained
+  Acc lane_prefix[L::rows];  // this lane's exclusive prefix within its row (unused in lane 0)
+  Acc row_prefix[L::rows];   // the warp's rows before r, reduced (unused for r = 0)
+  Acc warp_total;
+#pragma unroll
+  for (int r = 0; r < L::rows; ++r) {
+#pragma unroll
+    for (int k = 1; k < L::vec; ++k) items[r][k] = static_cast<Acc>(op(items[r][k - 1], items[r][k]));
+    Acc row_total;
+    const Acc lane_inclusive = warp::inclusive_scan(items[r][L::vec - 1], op, row_total);
+    lane_prefix[r] = warp::shuffle_up(lane_inclusive, 1u);
+    if (r == 0) {
+      warp_total = row_total;
+    } else {
+      row_prefix[r] = warp_total;
+      warp_total = static_cast<Acc>(op(warp_total, row_total));
+    }
+  }
+
+  // 3. the block aggregate
+  if (lane == 0) warp_totals[warp_id] = warp_total;
+  __syncthreads();  // the warp totals are stored before warp 0 reads them
+
+  // 4. the tile prefix (warp 0)
+  if (warp_id == 0) {
+    // lanes past the last warp scan copies of the last total (defined padding; the scan
+    // is causal), so the aggregate is lane warps - 1's value, not lane 31's
+    const Acc total = warp_totals[lane < L::warps ? lane : L::warps - 1];
+    const Acc warp_inclusive = warp::inclusive_scan(total, op);
+    const Acc aggregate = warp::shuffle_index(warp_inclusive, L::warps - 1);
+    const Acc warp_exclusive = warp::shuffle_up(warp_inclusive, 1u);  // unused in lane 0
+
+    maybe<Acc> prefix{aggregate, false};  // the tile's exclusive prefix
+    if (tile == 0) {
+      if constexpr (Exclusive) prefix = {seed.value, true};
+    } else {
+      prefix = {Protocol::exclusive_prefix(state.descriptors, epoch, tile, aggregate, op,
+                                           deterministic),
+                true};
+    }
+    if (tiles > 1 && lane == 0) {
+      // every tile publishes (the last one too: see the clearing rule in tile_state.cuh)
+      const Acc inclusive = prefix.present ? static_cast<Acc>(op(prefix.value, aggregate)) : aggregate;
+      state.descriptors.store(tile, make_tag(epoch, status_inclusive), inclusive);
+    }
+    if (lane < L::warps) {
+      // warp `lane`'s prefix: the tile prefix, then the warps before it
+      const maybe<Acc> p = lane == 0 ? prefix : then(prefix, warp_exclusive, op);
+      if (p.present) warp_prefixes[lane] = p.value;
+    }
+  }
+  __syncthreads();  // the warp prefixes are stored before any warp reads them
+
+  // 5. every item's prefix, then store
+  const bool warp_has_prefix = Exclusive || tile > 0 || warp_id > 0;
+  const maybe<Acc> warp_prefix{warp_has_prefix ? warp_prefixes[warp_id] : warp_total,
+                               warp_has_prefix};
+#pragma unroll
+  for (int r = 0; r < L::rows; ++r) {
+    maybe<Acc> p = r == 0 ? warp_prefix : then(warp_prefix, row_prefix[r], op);
+    if (lane > 0) p = then(p, lane_prefix[r], op);
+    if constexpr (Exclusive) {
+      // p is always present (tile 0 starts from the seed)
+#pragma unroll
+      for (int k = L::vec - 1; k > 0; --k) items[r][k] = static_cast<Acc>(op(p.value, items[r][k - 1]));
+      items[r][0] = p.value;
+    } else if (p.present) {
+#pragma unroll
+      for (int k = 0; k < L::vec; ++k) items[r][k] = static_cast<Acc>(op(p.value, items[r][k]));
+    }
+  }
+  store_tile<L, Vectorised>(out, base, n, warp_id, lane, items);
+}
+
+// ---- the host side ----------------------------------------------------------------------------
+template <class Acc, single_pass_tuning Tune = default_single_pass_tuning<Acc>()>
+constexpr std::int64_t tile_items() {
+  return Tune.tile_items();
+}
+
+// What a caller must provide as options.storage (0: none; one tile needs no state).
+template <class Acc, single_pass_tuning Tune = default_single_pass_tuning<Acc>()>
+constexpr std::size_t storage_bytes(std::int64_t n) {
+  const std::int64_t tiles = ceil_div(n, Tune.tile_items());
+  return tiles <= 1 ? 0 : state_bytes<Acc>(tiles) + storage_alignment;
+}
+
+template <class P>
+bool aligned_16(const P* p) {
+  return reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
+}
+
+template <class Protocol, single_pass_tuning Tune, bool Exclusive, class Acc, class In, class Out,
+          class Op, class Hook>
+void launch(const char* function, In in, Out out, std::int64_t n, std::int64_t tiles,
+            seed_value<Acc, Exclusive> seed, Op op, tile_state<Acc> state, bool deterministic,
+            Hook hook, cudaStream_t stream) {
+  const auto grid = static_cast<unsigned>(tiles);
+  // Pointers to Acc itself, both 16-byte aligned, are read and written with 16-byte
+  // vectors; anything else (iterators, other element types, a pointer offset by one
+  // element) with scalar accesses in the same striped layout.
+  if constexpr (vectorisable_v<Acc> && std::is_pointer_v<In> && std::is_pointer_v<Out>) {
+    if constexpr (std::is_same_v<std::remove_cv_t<std::remove_pointer_t<In>>, Acc> &&
+                  std::is_same_v<std::remove_pointer_t<Out>, Acc>) {
+      if (aligned_16(in) && aligned_16(out)) {
+        single_pass_kernel<Protocol, Tune.block_threads, Tune.rows, Tune.vec, true, Exclusive, Acc>
+            <<<grid, Tune.block_threads, 0, stream>>>(in, out, n, tiles, seed, op, state,
+                                                      deterministic, hook);
+        TALLY_CUDA_CHECK_LAUNCH("single_pass_kernel", function);
+        return;
+      }
+    }
+  }
+  single_pass_kernel<Protocol, Tune.block_threads, Tune.rows, Tune.vec, false, Exclusive, Acc>
+      <<<grid, Tune.block_threads, 0, stream>>>(in, out, n, tiles, seed, op, state, deterministic,
+                                                hook);
+  TALLY_CUDA_CHECK_LAUNCH("single_pass_kernel", function);
+}
+
+// Runs one single-pass scan of n >= 1 elements (arguments checked by the caller): the
+// state from the caller's storage, a call-owned allocation while capturing a graph, or
+// the stream's reusable buffer (tile_state.cuh); then one launch.
+template <class Protocol, bool Exclusive, class Acc,
+          single_pass_tuning Tune = default_single_pass_tuning<Acc>(), class In, class Out,
+          class Op, class Hook = no_stall>
+void scan(const char* function, const char* storage_query, In in, Out out, std::int64_t n,
+          seed_value<Acc, Exclusive> seed, Op op, const options& o, Hook hook = {}) {
+  static_assert(std::is_trivially_copyable_v<Acc>,
+                "single-pass scans need a trivially copyable accumulator type");
+  if (n == 0) return;
+  const std::int64_t tiles = ceil_div(n, Tune.tile_items());
+  if (tiles > 0x7fffffff) {
+    throw_invalid(function, "n", "needs more than 2^31 - 1 tiles of " +
+                                     std::to_string(Tune.tile_items()) + " elements");
+  }
+  if (tiles == 1) {
+    launch<Protocol, Tune, Exclusive>(function, in, out, n, tiles, seed, op, tile_state<Acc>{},
+                                      o.deterministic, hook, o.stream);
+    return;
+  }
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  TALLY_CUDA_CHECK(cudaStreamIsCapturing(o.stream, &capture), function);
+  if (o.storage.data != nullptr || capture != cudaStreamCaptureStatusNone) {
+    const std::size_t needed = storage_bytes<Acc, Tune>(n);
+    scoped_storage storage(function, storage_query, o.storage.data, o.storage.bytes, needed,
+                           o.stream);
+    TALLY_CUDA_CHECK(cudaMemsetAsync(storage.aligned(), 0, state_bytes<Acc>(tiles), o.stream),
+                     function);
+    launch<Protocol, Tune, Exclusive>(function, in, out, n, tiles, seed, op,
+                                      tile_state<Acc>::at(storage.aligned(), tiles),
+                                      o.deterministic, hook, o.stream);
+    return;
+  }
+  const auto lease = tile_state_registry::instance().acquire(
+      function, o.stream, tiles, [](std::int64_t capacity) { return state_bytes<Acc>(capacity); });
+  launch<Protocol, Tune, Exclusive>(function, in, out, n, tiles, seed, op,
+                                    tile_state<Acc>::at(lease.data, lease.capacity),
+                                    o.deterministic, hook, o.stream);
+}
+
+}  // namespace tally::detail::single_pass

@@ -1,0 +1,387 @@
+// tally/device/detail/tile_state.cuh -- the tile descriptors and tile tickets of the
+// single-pass scans (chained.cuh, decoupled_lookback.cuh), and where they live.
+//
+// A single-pass scan runs one block per tile. Each block
+//   1. draws a TICKET, its tile index, from an atomic counter (not blockIdx: a block
+//      only ever waits for tiles of smaller tickets, and those were drawn by blocks that
+//      are already running, so the scan cannot deadlock whatever order the hardware
+//      starts blocks in);
+//   2. publishes the DESCRIPTOR of its tile: a status (aggregate: the reduction of the
+//      tile alone; inclusive: the reduction of everything up to and including the tile)
+//      and the value, which later tiles read.
+//
+// Epochs instead of an initialisation kernel. CUB clears the descriptors with a second
+// kernel before every scan; at small n that launch doubles the time. Here the state is
+// reused from call to call without a reset:
+//   - the ticket counter is one 64-bit word, (epoch << 32) | count. A block's
+//     atomicAdd(header, 1) returns its ticket (count) and the call's epoch together; the
+//     block that draws the last ticket (count == tiles - 1) knows every ticket of this
+//     call is drawn and writes (epoch + 1) << 32: count 0 and a new epoch for the next
+//     call on the stream (stream order puts that call after this kernel).
+//   - every descriptor carries a 32-bit TAG = (epoch << 2) | status, of which 30 bits of
+//     the epoch. A descriptor whose tag holds another epoch was written by an earlier
+//     call and reads as `invalid` (not written yet). Freshly allocated state is zeroed
+//     once (tag 0 = status invalid).
+//   - 30 bits wrap after 2^30 calls, and a descriptor not rewritten since then would
+//     read as valid. So the calls whose epoch is 2^29 - 1 (mod 2^29) also zero every
+//     descriptor past their own tiles (their own ones they rewrite): afterwards every
+//     tag is at most 2^29 epochs old, never equal mod 2^30 to the current epoch.
+//
+// Descriptor formats, by the size of the accumulator (Merrill & Garland 2016, sec. 4.4:
+// status and value in one word where they fit, so one load sees both consistently):
+//   <= 4 bytes  one 8-byte word: tag in the high half, the value's bits in the low half;
+//               written and read with single 8-byte relaxed accesses.
+//   5..8 bytes  one 16-byte word of two 8-byte halves, each (tag << 32 | 32 value bits).
+//               Written with one 16-byte store. The PTX memory model does not promise
+//               that a 16-byte access is single-copy atomic, only each 8-byte half, so a
+//               reader could see halves of two different writes: it accepts the word
+//               only when both halves carry the same tag (a different status or epoch
+//               means a torn read; it reads again).
+//   > 8 bytes   a tag array and two value arrays (aggregate, inclusive: a reader of an
+//               aggregate must never see it overwritten by the inclusive value). The
+//               writer stores the value, then the tag with RELEASE semantics; a reader
+//               loads the tag with ACQUIRE semantics, then the value: the release/acquire
+//               pair makes the value visible to whoever sees the tag.
+//
+// Where the state lives (host side, tile_state_registry below):
+//   - by default, in a buffer that tally keeps per (device, stream), grown when a call
+//     needs more tiles (stream-ordered allocation + memset, on that call only), reused
+//     by every later call on the stream: one launch per scan, no allocation;
+//   - with caller storage (options.storage), in the caller's memory, zeroed by a
+//     cudaMemsetAsync before the kernel (the caller's memory holds anything);
+//   - while the stream is being captured into a CUDA graph without caller storage, in a
+//     stream-ordered allocation of the call, zeroed likewise (a graph may be replayed on
+//     any stream, so it must not share the per-stream buffer).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include <cuda_runtime.h>
+
+#include "tally/core/macros.hpp"
+#include "tally/device/detail/cuda_check.cuh"
+#include "tally/device/detail/storage.cuh"
+
+namespace tally::detail::single_pass {
+
+enum tile_status : unsigned { status_invalid = 0, status_aggregate = 1, status_inclusive = 2 };
+
+// The epoch bits a tag keeps, and the epochs at which stale descriptors are cleared.
+inline constexpr unsigned tag_epoch_mask = 0x3fffffffu;  // 30 bits
+inline constexpr unsigned clearing_period_mask = (1u << 29) - 1;
+
+TALLY_HOST_DEVICE constexpr unsigned make_tag(unsigned epoch, tile_status status) {
+  return (epoch << 2) | status;
+}
+// The status a tag means in `epoch`: invalid unless it was written in this epoch.
+TALLY_HOST_DEVICE constexpr tile_status status_of(unsigned tag, unsigned epoch) {
+  return (tag >> 2) == (epoch & tag_epoch_mask) ? static_cast<tile_status>(tag & 3u)
+                                                : status_invalid;
+}
+TALLY_HOST_DEVICE constexpr bool is_clearing_epoch(unsigned epoch) {
+  return (epoch & clearing_period_mask) == clearing_period_mask;
+}
+
+// ---- relaxed / acquire / release accesses at device (gpu) scope -------------------------
+// `relaxed` (not `weak`): the compiler may neither cache nor split these accesses, and a
+// spinning reader eventually sees the writer's store. No ordering is implied; where
+// ordering is needed (the > 8-byte format) release/acquire say so.
+TALLY_DEVICE TALLY_FORCEINLINE unsigned long long load_relaxed(const unsigned long long* p) {
+  unsigned long long v;
+  asm volatile("ld.relaxed.gpu.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+TALLY_DEVICE TALLY_FORCEINLINE void store_relaxed(unsigned long long* p, unsigned long long v) {
+  asm volatile("st.relaxed.gpu.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+TALLY_DEVICE TALLY_FORCEINLINE void load_relaxed_16(const unsigned long long* p,
+                                                    unsigned long long& lo, unsigned long long& hi) {
+  asm volatile("ld.relaxed.gpu.v2.u64 {%0, %1}, [%2];" : "=l"(lo), "=l"(hi) : "l"(p) : "memory");
+}
+TALLY_DEVICE TALLY_FORCEINLINE void store_relaxed_16(unsigned long long* p, unsigned long long lo,
+                                                     unsigned long long hi) {
+  asm volatile("st.relaxed.gpu.v2.u64 [%0], {%1, %2};" ::"l"(p), "l"(lo), "l"(hi) : "memory");
+}
+TALLY_DEVICE TALLY_FORCEINLINE unsigned load_acquire(const unsigned* p) {
+  unsigned v;
+  asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+TALLY_DEVICE TALLY_FORCEINLINE void store_release(unsigned* p, unsigned v) {
+  asm volatile("st.release.gpu.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
+// ---- tickets ---------------------------------------------------------------------------
+struct ticket {
+  unsigned epoch;
+  std::int64_t tile;
+};
+
+// Called by one thread per block; every block of the grid (gridDim.x == tiles) draws
+// exactly once.
+TALLY_DEVICE inline ticket draw_ticket(unsigned long long* header, std::int64_t tiles) {
+  // Relaxed is enough: the ticket orders nothing by itself; descriptors carry their own
+  // synchronisation (one word, or release/acquire).
+  const unsigned long long old = atomicAdd(header, 1ull);
+  ticket t{static_cast<unsigned>(old >> 32), static_cast<std::int64_t>(old & 0xffffffffull)};
+  // A count outside [0, tiles) means the state was corrupted (a kernel of this state was
+  // killed half-way, or two streams shared it): stop rather than scan garbage.
+  if (t.tile >= tiles) __trap();
+  if (t.tile == tiles - 1) {
+    // The last ticket: all others are drawn, nobody of this call touches the header again.
+    atomicExch(header, static_cast<unsigned long long>(t.epoch + 1u) << 32);
+  }
+  return t;
+}
+
+// ---- descriptor formats ------------------------------------------------------------------
+template <class T>
+inline constexpr int descriptor_format = sizeof(T) <= 4 ? 4 : sizeof(T) <= 8 ? 8 : 16;
+
+template <class T, int Format = descriptor_format<T>>
+struct tile_descriptors;
+
+// Accumulators of at most 4 bytes: one 8-byte word per tile.
+template <class T>
+struct tile_descriptors<T, 4> {
+  static_assert(std::is_trivially_copyable_v<T>, "tile values must be trivially copyable");
+  unsigned long long* words = nullptr;
+
+  static constexpr std::size_t bytes_per_tile = 8;
+  static tile_descriptors at(unsigned char* p, std::int64_t) {
+    return {reinterpret_cast<unsigned long long*>(p)};
+  }
+
+  TALLY_DEVICE void store(std::int64_t tile, unsigned tag, const T& value) const {
+    unsigned bits = 0;
+    memcpy(&bits, &value, sizeof(T));
+    store_relaxed(words + tile, (static_cast<unsigned long long>(tag) << 32) | bits);
+  }
+  TALLY_DEVICE tile_status load(std::int64_t tile, unsigned epoch, T& value) const {
+    const unsigned long long w = load_relaxed(words + tile);
+    const auto bits = static_cast<unsigned>(w);
+    memcpy(&value, &bits, sizeof(T));
+    return status_of(static_cast<unsigned>(w >> 32), epoch);
+  }
+  TALLY_DEVICE void clear(std::int64_t tile) const { store_relaxed(words + tile, 0ull); }
+};
+
+// 5 to 8 bytes: one 16-byte word per tile, the tag repeated in each 8-byte half.
+template <class T>
+struct tile_descriptors<T, 8> {
+  static_assert(std::is_trivially_copyable_v<T>, "tile values must be trivially copyable");
+  unsigned long long* words = nullptr;  // two per tile, 16-byte aligned
+
+  static constexpr std::size_t bytes_per_tile = 16;
+  static tile_descriptors at(unsigned char* p, std::int64_t) {
+    return {reinterpret_cast<unsigned long long*>(p)};
+  }
+
+  TALLY_DEVICE void store(std::int64_t tile, unsigned tag, const T& value) const {
+    unsigned bits[2] = {0, 0};
+    memcpy(bits, &value, sizeof(T));
+    const unsigned long long t = static_cast<unsigned long long>(tag) << 32;
+    store_relaxed_16(words + 2 * tile, t | bits[0], t | bits[1]);
+  }
+  TALLY_DEVICE tile_status load(std::int64_t tile, unsigned epoch, T& value) const {
+    unsigned long long lo, hi;
+    load_relaxed_16(words + 2 * tile, lo, hi);
+    const unsigned bits[2] = {static_cast<unsigned>(lo), static_cast<unsigned>(hi)};
+    memcpy(&value, bits, sizeof(T));
+    const auto tag = static_cast<unsigned>(lo >> 32);
+    if (tag != static_cast<unsigned>(hi >> 32)) return status_invalid;  // torn: read again
+    return status_of(tag, epoch);
+  }
+  TALLY_DEVICE void clear(std::int64_t tile) const { store_relaxed_16(words + 2 * tile, 0ull, 0ull); }
+};
+
+// More than 8 bytes: tags, aggregates and inclusive values in three arrays.
+template <class T>
+struct tile_descriptors<T, 16> {
+  static_assert(std::is_trivially_copyable_v<T>, "tile values must be trivially copyable");
+  unsigned* tags = nullptr;
+  T* aggregates = nullptr;
+  T* inclusives = nullptr;
+
+  static constexpr std::size_t bytes_per_tile = 4 + 2 * sizeof(T);
+  static constexpr std::size_t tags_bytes(std::int64_t capacity) {
+    return round_up_storage(static_cast<std::size_t>(capacity) * 4);
+  }
+  static constexpr std::size_t values_bytes(std::int64_t capacity) {
+    return round_up_storage(static_cast<std::size_t>(capacity) * sizeof(T));
+  }
+  static tile_descriptors at(unsigned char* p, std::int64_t capacity) {
+    tile_descriptors d;
+    d.tags = reinterpret_cast<unsigned*>(p);
+    d.aggregates = reinterpret_cast<T*>(p + tags_bytes(capacity));
+    d.inclusives = reinterpret_cast<T*>(p + tags_bytes(capacity) + values_bytes(capacity));
+    return d;
+  }
+
+  TALLY_DEVICE void store(std::int64_t tile, unsigned tag, const T& value) const {
+    T* slot = (tag & 3u) == status_inclusive ? inclusives + tile : aggregates + tile;
+    memcpy(slot, &value, sizeof(T));
+    // release: the value above is visible to any thread that acquires this tag
+    store_release(tags + tile, tag);
+  }
+  TALLY_DEVICE tile_status load(std::int64_t tile, unsigned epoch, T& value) const {
+    // acquire: the value read below is the one written before this tag was released
+    const tile_status s = status_of(load_acquire(tags + tile), epoch);
+    if (s == status_inclusive) {
+      memcpy(&value, inclusives + tile, sizeof(T));
+    } else {
+      // an aggregate, or nothing yet (then the value is ignored, but must be defined
+      // bits for the warp shuffles that follow)
+      memcpy(&value, aggregates + tile, sizeof(T));
+    }
+    return s;
+  }
+  TALLY_DEVICE void clear(std::int64_t tile) const { store_relaxed_32(tags + tile); }
+
+ private:
+  TALLY_DEVICE static void store_relaxed_32(unsigned* p) {
+    asm volatile("st.relaxed.gpu.u32 [%0], %1;" ::"l"(p), "r"(0u) : "memory");
+  }
+};
+
+// The bytes of a state for `capacity` tiles: the ticket header (padded to the storage
+// alignment), then the descriptors.
+template <class T>
+constexpr std::size_t state_bytes(std::int64_t capacity) {
+  using d = tile_descriptors<T>;
+  if constexpr (descriptor_format<T> == 16) {
+    return storage_alignment + d::tags_bytes(capacity) + 2 * d::values_bytes(capacity);
+  } else {
+    return storage_alignment + round_up_storage(static_cast<std::size_t>(capacity) * d::bytes_per_tile);
+  }
+}
+
+// A view of a state in device memory, as the kernels take it.
+template <class T>
+struct tile_state {
+  unsigned long long* header = nullptr;  // (epoch << 32) | tickets drawn
+  tile_descriptors<T> descriptors{};
+  std::int64_t capacity = 0;  // descriptors allocated (>= tiles of the call)
+
+  static tile_state at(unsigned char* base, std::int64_t capacity) {
+    tile_state s;
+    s.header = reinterpret_cast<unsigned long long*>(base);
+    s.descriptors = tile_descriptors<T>::at(base + storage_alignment, capacity);
+    s.capacity = capacity;
+    return s;
+  }
+};
+
+// ---- the per-stream state buffers (host) ------------------------------------------------
+// One zero-initialised buffer per (device, stream), grown on demand, never shrunk. The
+// registry lock is held from looking the buffer up until the kernel is enqueued (the
+// caller keeps the returned lease alive until then): a concurrent call on the same
+// stream from another host thread cannot replace (and free) the buffer in between.
+// Streams are told apart by cudaStreamGetId, which is unique for the life of the
+// process: a destroyed stream's handle value may come back for a new stream, whose work
+// could overlap the old one's. After `max_buffers` buffers on one device (a program that
+// creates streams without end), the registry waits for the device (cudaDeviceSynchronize)
+// and frees every other stream's buffer.
+class tile_state_registry {
+ public:
+  static constexpr std::size_t max_buffers = 64;
+
+  class lease {
+   public:
+    unsigned char* data = nullptr;
+    std::int64_t capacity = 0;
+    explicit lease(std::unique_lock<std::mutex> lock) : lock_(std::move(lock)) {}
+
+   private:
+    std::unique_lock<std::mutex> lock_;
+  };
+
+  static tile_state_registry& instance() {
+    static tile_state_registry registry;
+    return registry;
+  }
+
+  // A state of at least `bytes_for(capacity)` bytes for `tiles` tiles on `stream`.
+  template <class BytesFor>
+  lease acquire(const char* function, cudaStream_t stream, std::int64_t tiles, BytesFor bytes_for) {
+    int device = 0;
+    TALLY_CUDA_CHECK(cudaGetDevice(&device), function);
+    unsigned long long id = 0;
+    if (cudaStreamGetId(stream, &id) != cudaSuccess) {
+      (void)cudaGetLastError();
+      throw tally::error(static_cast<int>(cudaErrorInvalidResourceHandle),
+                         std::string("tally::") + function + ": options.stream is not a valid stream");
+    }
+    lease l{std::unique_lock<std::mutex>(mutex_)};
+    entry* e = find(device, id);
+    if (e == nullptr) {
+      if (count_on(device) >= max_buffers) evict_all_but_current(function, device, stream);
+      entries_.push_back(entry{device, id, nullptr, 0, 0});
+      e = &entries_.back();
+    }
+    if (e->capacity < tiles) {
+      // Grow to a power of two (at least 1024 tiles), zeroed, stream-ordered: the kernels
+      // still queued on this stream finish with the old buffer before it is freed.
+      std::int64_t capacity = 1024;
+      while (capacity < tiles) capacity *= 2;
+      const std::size_t bytes = bytes_for(capacity);
+      void* fresh = nullptr;
+      TALLY_CUDA_CHECK(cudaMallocFromPoolAsync(&fresh, bytes, scratch_pool(function), stream),
+                       function);
+      TALLY_CUDA_CHECK(cudaMemsetAsync(fresh, 0, bytes, stream), function);
+      if (e->data != nullptr) TALLY_CUDA_CHECK(cudaFreeAsync(e->data, stream), function);
+      e->data = static_cast<unsigned char*>(fresh);
+      e->capacity = capacity;
+      e->bytes = bytes;
+    }
+    l.data = e->data;
+    l.capacity = e->capacity;
+    return l;
+  }
+
+ private:
+  struct entry {
+    int device;
+    unsigned long long stream_id;
+    unsigned char* data;
+    std::int64_t capacity;
+    std::size_t bytes;
+  };
+
+  entry* find(int device, unsigned long long id) {
+    for (entry& e : entries_) {
+      if (e.device == device && e.stream_id == id) return &e;
+    }
+    return nullptr;
+  }
+  std::size_t count_on(int device) const {
+    std::size_t c = 0;
+    for (const entry& e : entries_) c += e.device == device ? 1 : 0;
+    return c;
+  }
+  void evict_all_but_current(const char* function, int device, cudaStream_t stream) {
+    // Every stream's work on this device is finished after this; freeing on `stream` is
+    // then safe for buffers of any stream.
+    TALLY_CUDA_CHECK(cudaDeviceSynchronize(), function);
+    std::vector<entry> kept;
+    for (entry& e : entries_) {
+      if (e.device == device) {
+        TALLY_CUDA_CHECK(cudaFreeAsync(e.data, stream), function);
+      } else {
+        kept.push_back(e);
+      }
+    }
+    entries_ = std::move(kept);
+  }
+
+  std::mutex mutex_;
+  std::vector<entry> entries_;  // a handful: linear search is fine
+};
+
+}  // namespace tally::detail::single_pass

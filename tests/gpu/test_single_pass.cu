@@ -1,0 +1,549 @@
+// tests/gpu/test_single_pass.cu -- what is particular to the single-pass scans
+// (device/detail/{single_pass_scan,decoupled_lookback,chained,tile_state}.cuh):
+//   - pointers at any alignment (the 16-byte vector path and the scalar path);
+//   - iterator inputs (a fused map), converting inputs and outputs;
+//   - accumulators of every descriptor format: 2, 8-byte structs, 12 and 64 bytes,
+//     non-commutative;
+//   - the stall test: chosen tiles and blocks are delayed by spinning on the clock, the
+//     results must not change (no dependence on launch order or timing);
+//   - determinism: options.deterministic gives the same float bits in every run, and the
+//     same bits as the chained scan (the same left fold of tile aggregates);
+//   - the tile state: many calls of changing sizes on one stream (epochs), two streams at
+//     once, caller storage, graph capture and replay, the clearing epoch.
+// The type x operator x size matrix is in test_device_decoupled_lookback.cu and
+// test_device_chained.cu.
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
+
+#include "test_common.cuh"
+
+namespace {
+
+using namespace tally_test;
+namespace sp = tally::detail::single_pass;
+using lookback_protocol = tally::detail::decoupled_lookback::protocol;
+using chained_protocol = tally::detail::chained::protocol;
+using tally::scan_strategy;
+
+const scan_strategy single_pass_strategies[] = {scan_strategy::decoupled_lookback,
+                                                scan_strategy::chained};
+
+tally::options with_strategy(scan_strategy s, bool deterministic = false) {
+  tally::options o;
+  o.strategy = s;
+  o.deterministic = deterministic;
+  return o;
+}
+
+std::string name_of(scan_strategy s) {
+  return s == scan_strategy::chained ? "chained" : "decoupled_lookback";
+}
+
+// ---- host oracle for any type and operator ---------------------------------------------
+template <class T, class Op>
+std::vector<T> host_scan(const std::vector<T>& in, bool exclusive, const T& init, Op op) {
+  std::vector<T> out(in.size());
+  if (in.empty()) return out;
+  T running = exclusive ? init : in[0];
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    if (exclusive) {
+      out[i] = running;
+      running = op(running, in[i]);
+    } else {
+      if (i > 0) running = op(running, in[i]);
+      out[i] = running;
+    }
+  }
+  return out;
+}
+
+template <class T>
+std::vector<T> bytes_random(std::size_t n, std::uint64_t salt) {
+  auto g = rng(salt);
+  std::vector<T> v(n);
+  for (auto& x : v) {
+    unsigned char* p = reinterpret_cast<unsigned char*>(&x);
+    for (std::size_t i = 0; i < sizeof(T); ++i) p[i] = static_cast<unsigned char>(g() | 1u);
+  }
+  return v;
+}
+
+// ---- test types of every descriptor format ----------------------------------------------
+// 8 bytes, not arithmetic: affine maps x -> a x + b under composition (16-byte descriptor,
+// vector path since it is 8 bytes).
+struct affine32 {
+  std::uint32_t a, b;
+};
+bool operator==(const affine32& l, const affine32& r) { return l.a == r.a && l.b == r.b; }
+std::ostream& operator<<(std::ostream& os, const affine32& f) { return os << "(" << f.a << "," << f.b << ")"; }
+struct compose32 {
+  TALLY_HOST_DEVICE affine32 operator()(const affine32& f, const affine32& g) const {
+    return {g.a * f.a, g.a * f.b + g.b};
+  }
+};
+
+// 12 bytes: an affine map and a count (split descriptors, scalar path).
+struct affine_count {
+  std::uint32_t a, b, count;
+};
+bool operator==(const affine_count& l, const affine_count& r) {
+  return l.a == r.a && l.b == r.b && l.count == r.count;
+}
+std::ostream& operator<<(std::ostream& os, const affine_count& f) {
+  return os << "(" << f.a << "," << f.b << "," << f.count << ")";
+}
+struct compose_count {
+  TALLY_HOST_DEVICE affine_count operator()(const affine_count& f, const affine_count& g) const {
+    return {g.a * f.a, g.a * f.b + g.b, f.count + g.count};
+  }
+};
+
+// 64 bytes: 4x4 matrices of uint32 (wrap-around, exact) under the product.
+struct mat4 {
+  std::uint32_t m[16];
+};
+bool operator==(const mat4& l, const mat4& r) { return std::memcmp(l.m, r.m, sizeof l.m) == 0; }
+std::ostream& operator<<(std::ostream& os, const mat4& x) { return os << "[" << x.m[0] << " ... " << x.m[15] << "]"; }
+struct mat4_product {
+  TALLY_HOST_DEVICE mat4 operator()(const mat4& a, const mat4& b) const {
+    mat4 r;
+    for (int i = 0; i < 4; ++i)
+      for (int j = 0; j < 4; ++j) {
+        std::uint32_t s = 0;
+        for (int k = 0; k < 4; ++k) s += a.m[4 * i + k] * b.m[4 * k + j];
+        r.m[4 * i + j] = s;
+      }
+    return r;
+  }
+};
+
+// 2 bytes: int16 sums wrapping in uint16 (8-byte descriptor, scalar path).
+struct plus_u16 {
+  TALLY_HOST_DEVICE std::uint16_t operator()(std::uint16_t a, std::uint16_t b) const {
+    return static_cast<std::uint16_t>(a + b);
+  }
+};
+
+template <class T, class Op>
+void check_type(const char* label, std::uint64_t salt) {
+  SCOPED_TRACE(label);
+  const std::int64_t tile = sp::tile_items<T>();
+  const std::vector<std::int64_t> ns = {1, tile - 1, tile, tile + 1, 3 * tile + 17, 40 * tile + 3,
+                                        quick() ? 300 * tile + 1 : 2000 * tile + 1};
+  const std::int64_t max_n = ns.back();
+  const auto h = bytes_random<T>(static_cast<std::size_t>(max_n), salt);
+  const T init = bytes_random<T>(1, salt + 1)[0];
+  const Op op{};
+  const auto want_i = host_scan(h, false, init, op);
+  const auto want_e = host_scan(h, true, init, op);
+  device_buffer<T> in(h), out(static_cast<std::size_t>(max_n));
+  for (auto s : single_pass_strategies) {
+    for (const std::int64_t n : ns) {
+      SCOPED_TRACE(name_of(s) + " n = " + std::to_string(n));
+      out.poison();
+      tally::inclusive_scan(in.data(), out.data(), n, op, with_strategy(s));
+      TALLY_TEST_CUDA(cudaDeviceSynchronize());
+      auto got = out.download(static_cast<std::size_t>(n));
+      for (std::int64_t i = 0; i < n; ++i) {
+        ASSERT_EQ(got[i], want_i[i]) << "inclusive, element " << i;
+      }
+      out.poison();
+      tally::exclusive_scan(in.data(), out.data(), n, init, op, with_strategy(s));
+      TALLY_TEST_CUDA(cudaDeviceSynchronize());
+      got = out.download(static_cast<std::size_t>(n));
+      for (std::int64_t i = 0; i < n; ++i) {
+        ASSERT_EQ(got[i], want_e[i]) << "exclusive, element " << i;
+      }
+    }
+  }
+}
+
+TEST(SinglePass, EveryDescriptorFormat) {
+  check_type<std::uint16_t, plus_u16>("uint16 plus (2 bytes)", 11);
+  check_type<affine32, compose32>("affine32 compose (8-byte struct, non-commutative)", 12);
+  check_type<affine_count, compose_count>("affine+count (12 bytes, non-commutative)", 13);
+  check_type<mat4, mat4_product>("mat4 product (64 bytes, non-commutative)", 14);
+}
+
+// ---- alignment ----------------------------------------------------------------------------
+template <class T>
+void check_offsets() {
+  const std::int64_t tile = sp::tile_items<T>();
+  const std::int64_t n = 37 * tile + 5;
+  const auto h = random_vector<T, tally::plus>(static_cast<std::size_t>(n + 2), 21);
+  device_buffer<T> in(h), out(static_cast<std::size_t>(n + 2));
+  for (auto s : single_pass_strategies) {
+    for (int in_offset : {0, 1}) {
+      for (int out_offset : {0, 1}) {
+        SCOPED_TRACE(name_of(s) + " in + " + std::to_string(in_offset) + ", out + " +
+                     std::to_string(out_offset));
+        const std::vector<T> slice(h.begin() + in_offset, h.begin() + in_offset + n);
+        const auto want = reference_scan(slice, false, T(0), tally::plus{});
+        out.poison();
+        tally::inclusive_scan(in.data() + in_offset, out.data() + out_offset, n, tally::plus{},
+                              with_strategy(s));
+        TALLY_TEST_CUDA(cudaDeviceSynchronize());
+        const auto got = out.download(static_cast<std::size_t>(n + 2));
+        ASSERT_TRUE(matches(std::vector<T>(got.begin() + out_offset, got.begin() + out_offset + n), want,
+                            static_cast<std::size_t>(n)));
+        // nothing written before or after
+        if (out_offset == 1) ASSERT_TRUE(device_buffer<T>::is_poison(got[0]));
+        ASSERT_TRUE(device_buffer<T>::is_poison(got[static_cast<std::size_t>(n + out_offset)]));
+      }
+    }
+    // in place at an odd address
+    device_buffer<T> work(h);
+    const std::vector<T> slice(h.begin() + 1, h.begin() + 1 + n);
+    tally::exclusive_scan(work.data() + 1, work.data() + 1, n, T(3), tally::plus{}, with_strategy(s));
+    TALLY_TEST_CUDA(cudaDeviceSynchronize());
+    const auto got = work.download();
+    ASSERT_TRUE(matches(std::vector<T>(got.begin() + 1, got.begin() + 1 + n),
+                        reference_scan(slice, true, T(3), tally::plus{}), static_cast<std::size_t>(n)))
+        << name_of(s) << " in place, misaligned";
+    ASSERT_EQ(got[0], h[0]);
+  }
+}
+
+TEST(SinglePass, MisalignedPointers) {
+  {
+    SCOPED_TRACE("int32");
+    check_offsets<std::int32_t>();
+  }
+  {
+    SCOPED_TRACE("float");
+    check_offsets<float>();
+  }
+  {
+    SCOPED_TRACE("double");
+    check_offsets<double>();
+  }
+}
+
+// ---- iterators and conversions --------------------------------------------------------------
+struct square_mod {
+  __host__ __device__ std::int64_t operator()(std::int64_t i) const { return (i * i) % 1000 - 500; }
+};
+
+TEST(SinglePass, IteratorInputAndConversions) {
+  const std::int64_t n = quick() ? 100003 : 3000017;
+  for (auto s : single_pass_strategies) {
+    SCOPED_TRACE(name_of(s));
+    // a map fused into the scan: x_i = (i^2 mod 1000) - 500, summed in int64
+    auto in = thrust::make_transform_iterator(thrust::counting_iterator<std::int64_t>(0), square_mod{});
+    device_buffer<std::int64_t> out(static_cast<std::size_t>(n));
+    out.poison();
+    tally::inclusive_scan(in, out.data(), n, tally::plus{}, with_strategy(s));
+    TALLY_TEST_CUDA(cudaDeviceSynchronize());
+    auto got = out.download();
+    std::int64_t running = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+      running += square_mod{}(i);
+      ASSERT_EQ(got[static_cast<std::size_t>(i)], running) << "element " << i;
+    }
+    // int8 input, exclusive with an int64 init: the accumulator is int64 (P2322), the
+    // output int64; a sum of int8 that overflows int32 would fail here
+    std::vector<std::int8_t> h(static_cast<std::size_t>(n));
+    auto g = rng(31);
+    for (auto& x : h) x = static_cast<std::int8_t>(100 + g() % 28);
+    device_buffer<std::int8_t> small(h);
+    const std::int64_t init = std::int64_t{3} << 33;
+    out.poison();
+    tally::exclusive_scan(small.data(), out.data(), n, init, tally::plus{}, with_strategy(s));
+    TALLY_TEST_CUDA(cudaDeviceSynchronize());
+    got = out.download();
+    running = init;
+    for (std::int64_t i = 0; i < n; ++i) {
+      ASSERT_EQ(got[static_cast<std::size_t>(i)], running) << "element " << i;
+      running += h[static_cast<std::size_t>(i)];
+    }
+  }
+}
+
+// ---- the stall test ---------------------------------------------------------------------------
+// Delays three chosen tiles and one chosen block (by blockIdx) by spinning on the clock
+// for `cycles`, right after the block drew its ticket. The successors of a delayed tile
+// must wait for it rather than read stale descriptors; delaying blockIdx 0 or the last
+// blockIdx changes nothing else, since tile order is ticket order, not blockIdx order.
+struct stall {
+  std::int64_t tile_a, tile_b, tile_c;
+  unsigned block;
+  long long cycles;
+  __device__ void operator()(std::int64_t tile, unsigned block_index) const {
+    if (tile == tile_a || tile == tile_b || tile == tile_c || block_index == block) {
+      const long long start = clock64();
+      while (clock64() - start < cycles) {
+      }
+    }
+  }
+};
+
+template <class Protocol, bool Exclusive, class T, class Op>
+void run_with_stall(const T* in, T* out, std::int64_t n, const T& init, Op op, bool deterministic,
+                    stall hook) {
+  tally::options o;
+  o.deterministic = deterministic;
+  sp::scan<Protocol, Exclusive, T, sp::default_single_pass_tuning<T>()>(
+      "stall test", "storage_bytes", in, out, n, tally::detail::make_seed<T, Exclusive>(init), op, o,
+      hook);
+}
+
+template <class Protocol>
+void check_stalls(const char* label) {
+  SCOPED_TRACE(label);
+  const std::int64_t tile = sp::tile_items<std::int32_t>();
+  const std::int64_t tiles = quick() ? 64 : 2048;
+  const std::int64_t n = tiles * tile - 7;
+  const auto h = random_vector<std::int32_t, tally::plus>(static_cast<std::size_t>(n), 41);
+  const auto want = reference_scan(h, false, 0, tally::plus{});
+  const auto hm = random_vector<mat2, mat2_product>(static_cast<std::size_t>(n / 4), 42);
+  const mat2 init = test_init<mat2, mat2_product>();
+  const auto want_m = reference_scan(hm, true, init, mat2_product{});
+  device_buffer<std::int32_t> in(h), out(static_cast<std::size_t>(n));
+  device_buffer<mat2> in_m(hm), out_m(hm.size());
+  const long long cycles = quick() ? 20000 : 2000000;  // about 1 ms at 1.8 GHz
+  const stall stalls[] = {
+      {0, 1, tiles / 2, ~0u, cycles},                     // the first tiles and one in the middle
+      {tiles - 1, tiles - 2, 5, 0u, cycles},              // the last tiles, and block 0
+      {-1, -1, -1, static_cast<unsigned>(tiles - 1), cycles},  // only the last block
+  };
+  for (const stall& s : stalls) {
+    for (bool deterministic : {false, true}) {
+      SCOPED_TRACE("stall tiles " + std::to_string(s.tile_a) + "," + std::to_string(s.tile_b) + "," +
+                   std::to_string(s.tile_c) + " block " + std::to_string(s.block) +
+                   (deterministic ? " deterministic" : ""));
+      out.poison();
+      run_with_stall<Protocol, false>(in.data(), out.data(), n, 0, tally::plus{}, deterministic, s);
+      TALLY_TEST_CUDA(cudaDeviceSynchronize());
+      ASSERT_TRUE(matches(out.download(), want, static_cast<std::size_t>(n)));
+      out_m.poison();
+      stall sm = s;  // the matrix scan has a quarter of the tiles of int32's
+      run_with_stall<Protocol, true>(in_m.data(), out_m.data(), static_cast<std::int64_t>(hm.size()),
+                                     init, mat2_product{}, deterministic, sm);
+      TALLY_TEST_CUDA(cudaDeviceSynchronize());
+      ASSERT_TRUE(matches(out_m.download(), want_m, hm.size()));
+    }
+  }
+}
+
+TEST(SinglePass, StallTest) {
+  check_stalls<lookback_protocol>("decoupled look-back");
+  check_stalls<chained_protocol>("chained");
+}
+
+// ---- determinism ------------------------------------------------------------------------------
+// Floats of random sign and magnitudes 2^-12 .. 2^12: every association rounds
+// differently, so a look-back that combined in a timing-dependent order would show.
+std::vector<float> mixed_floats(std::size_t n, std::uint64_t salt) {
+  auto g = rng(salt);
+  std::vector<float> v(n);
+  for (auto& x : v) {
+    const double mag = std::ldexp(std::uniform_real_distribution<double>(1.0, 2.0)(g),
+                                  std::uniform_int_distribution<int>(-12, 12)(g));
+    x = static_cast<float>((g() & 1) ? mag : -mag);
+  }
+  return v;
+}
+
+TEST(SinglePass, DeterministicFloatBits) {
+  const std::int64_t n = quick() ? (std::int64_t{1} << 20) + 3 : (std::int64_t{1} << 24) + 3;
+  const auto h = mixed_floats(static_cast<std::size_t>(n), 51);
+  device_buffer<float> in(h), out(static_cast<std::size_t>(n));
+  auto bits_of = [&](const tally::options& o, bool exclusive) {
+    out.poison();
+    if (exclusive) {
+      tally::exclusive_scan(in.data(), out.data(), n, 0.5f, tally::plus{}, o);
+    } else {
+      tally::inclusive_scan(in.data(), out.data(), n, tally::plus{}, o);
+    }
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    return out.download();
+  };
+  for (bool exclusive : {false, true}) {
+    SCOPED_TRACE(exclusive ? "exclusive" : "inclusive");
+    const auto chained = bits_of(with_strategy(scan_strategy::chained), exclusive);
+    const int runs = quick() ? 2 : 5;
+    for (int run = 0; run < runs; ++run) {
+      const auto got = bits_of(with_strategy(scan_strategy::decoupled_lookback, true), exclusive);
+      // identical bits: compare as bytes (NaN-safe)
+      ASSERT_EQ(std::memcmp(got.data(), chained.data(), got.size() * sizeof(float)), 0)
+          << "run " << run << ": deterministic look-back differs from the chained scan's fold";
+    }
+    // the default (timing-dependent association) is still a correct scan
+    const auto fast = bits_of(with_strategy(scan_strategy::decoupled_lookback, false), exclusive);
+    std::vector<double> wide(h.begin(), h.end());
+    double running = exclusive ? 0.5 : 0.0, scale = 0.0;
+    double worst = 0.0;
+    for (std::size_t i = 0; i < h.size(); ++i) {
+      if (!exclusive) running += wide[i];
+      scale += std::fabs(wide[i]);
+      worst = std::max(worst, std::fabs(fast[i] - running) / (scale + 1.0));
+      if (exclusive) running += wide[i];
+    }
+    EXPECT_LT(worst, 1e-4);
+  }
+}
+
+// ---- the tile state ---------------------------------------------------------------------------
+// Many calls of changing sizes on one stream: each call reuses the descriptors of the
+// previous ones; stale descriptors must read as invalid (epochs).
+TEST(SinglePass, StateReusedAcrossCalls) {
+  const std::int64_t tile = sp::tile_items<std::int32_t>();
+  const std::int64_t max_n = 300 * tile;
+  const auto h = random_vector<std::int32_t, tally::plus>(static_cast<std::size_t>(max_n), 61);
+  const auto want = reference_scan(h, false, 0, tally::plus{});
+  device_buffer<std::int32_t> in(h), out(static_cast<std::size_t>(max_n));
+  cudaStream_t stream;
+  TALLY_TEST_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  auto g = rng(62);
+  for (int call = 0; call < (quick() ? 20 : 200); ++call) {
+    const std::int64_t n = call % 3 == 0 ? max_n : std::uniform_int_distribution<std::int64_t>(1, max_n)(g);
+    tally::options o;
+    o.stream = stream;
+    o.strategy = call % 5 == 4 ? scan_strategy::chained : scan_strategy::decoupled_lookback;
+    o.deterministic = call % 2 == 1;
+    out.poison();
+    tally::inclusive_scan(in.data(), out.data(), n, tally::plus{}, o);
+    TALLY_TEST_CUDA(cudaStreamSynchronize(stream));
+    ASSERT_TRUE(matches(out.download(static_cast<std::size_t>(n)), want, static_cast<std::size_t>(n)))
+        << "call " << call << ", n = " << n;
+  }
+  // back to back without synchronising: the next call's tickets start at zero because
+  // the previous call's last ticket reset the counter (stream order)
+  std::vector<device_buffer<std::int32_t>*> outs;
+  for (int i = 0; i < 8; ++i) outs.push_back(new device_buffer<std::int32_t>(static_cast<std::size_t>(max_n)));
+  for (int i = 0; i < 8; ++i) {
+    tally::options o;
+    o.stream = stream;
+    outs[i]->poison();
+    tally::inclusive_scan(in.data(), outs[i]->data(), max_n - i * tile, tally::plus{}, o);
+  }
+  TALLY_TEST_CUDA(cudaStreamSynchronize(stream));
+  for (int i = 0; i < 8; ++i) {
+    const auto n = static_cast<std::size_t>(max_n - i * tile);
+    EXPECT_TRUE(matches(outs[i]->download(n), want, n)) << "back-to-back call " << i;
+    delete outs[i];
+  }
+  TALLY_TEST_CUDA(cudaStreamDestroy(stream));
+}
+
+// Two streams at once: each has its own state.
+TEST(SinglePass, ConcurrentStreams) {
+  const std::int64_t n = quick() ? 1 << 20 : 1 << 25;
+  const auto ha = random_vector<std::int32_t, tally::plus>(static_cast<std::size_t>(n), 71);
+  const auto hb = random_vector<std::int32_t, tally::plus>(static_cast<std::size_t>(n), 72);
+  device_buffer<std::int32_t> a(ha), b(hb), out_a(static_cast<std::size_t>(n)), out_b(static_cast<std::size_t>(n));
+  cudaStream_t sa, sb;
+  TALLY_TEST_CUDA(cudaStreamCreateWithFlags(&sa, cudaStreamNonBlocking));
+  TALLY_TEST_CUDA(cudaStreamCreateWithFlags(&sb, cudaStreamNonBlocking));
+  tally::options oa, ob;
+  oa.stream = sa;
+  ob.stream = sb;
+  for (int round = 0; round < 3; ++round) {
+    out_a.poison();
+    out_b.poison();
+    for (int k = 0; k < 4; ++k) {
+      tally::inclusive_scan(a.data(), out_a.data(), n, tally::plus{}, oa);
+      tally::inclusive_scan(b.data(), out_b.data(), n, tally::plus{}, ob);
+    }
+    TALLY_TEST_CUDA(cudaDeviceSynchronize());
+    ASSERT_TRUE(matches(out_a.download(), reference_scan(ha, false, 0, tally::plus{}), static_cast<std::size_t>(n)));
+    ASSERT_TRUE(matches(out_b.download(), reference_scan(hb, false, 0, tally::plus{}), static_cast<std::size_t>(n)));
+  }
+  TALLY_TEST_CUDA(cudaStreamDestroy(sa));
+  TALLY_TEST_CUDA(cudaStreamDestroy(sb));
+}
+
+// Captured into a CUDA graph, with and without caller storage, and replayed on other
+// input: correct every time.
+TEST(SinglePass, GraphCaptureAndReplay) {
+  const std::int64_t n = 50 * sp::tile_items<std::int32_t>() + 9;
+  cudaStream_t stream;
+  TALLY_TEST_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  device_buffer<std::int32_t> in(static_cast<std::size_t>(n)), out(static_cast<std::size_t>(n));
+  for (bool caller_storage : {true, false}) {
+    SCOPED_TRACE(caller_storage ? "caller storage" : "no caller storage");
+    tally::options o;
+    o.stream = stream;
+    const std::size_t bytes = tally::inclusive_scan_storage_bytes<const std::int32_t*>(n, o);
+    ASSERT_GT(bytes, 0u);
+    device_buffer<unsigned char> storage(bytes);
+    if (caller_storage) o.storage = {storage.data(), bytes};
+    cudaGraph_t graph;
+    TALLY_TEST_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    tally::inclusive_scan(in.data(), out.data(), n, tally::plus{}, o);
+    TALLY_TEST_CUDA(cudaStreamEndCapture(stream, &graph));
+    cudaGraphExec_t exec;
+    TALLY_TEST_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+    for (int replay = 0; replay < 3; ++replay) {
+      const auto h = random_vector<std::int32_t, tally::plus>(static_cast<std::size_t>(n), 80 + replay);
+      in.upload(h);
+      out.poison();
+      TALLY_TEST_CUDA(cudaGraphLaunch(exec, stream));
+      TALLY_TEST_CUDA(cudaStreamSynchronize(stream));
+      ASSERT_TRUE(matches(out.download(), reference_scan(h, false, 0, tally::plus{}), static_cast<std::size_t>(n)))
+          << "replay " << replay;
+    }
+    TALLY_TEST_CUDA(cudaGraphExecDestroy(exec));
+    TALLY_TEST_CUDA(cudaGraphDestroy(graph));
+  }
+  TALLY_TEST_CUDA(cudaStreamDestroy(stream));
+}
+
+// The clearing epoch: a call whose epoch is 2^29 - 1 (mod 2^29) zeroes every descriptor
+// past its own tiles, and still scans correctly; the header moves to the next epoch with
+// no tickets drawn.
+TEST(SinglePass, ClearingEpochZeroesStaleDescriptors) {
+  using T = std::int32_t;
+  const std::int64_t tile = sp::tile_items<T>();
+  const std::int64_t capacity = 4096, tiles = 100, n = tiles * tile - 3;
+  const std::size_t bytes = sp::state_bytes<T>(capacity);
+  device_buffer<unsigned char> state_memory(bytes);
+  TALLY_TEST_CUDA(cudaMemset(state_memory.data(), 0x5A, bytes));  // stale garbage everywhere
+  const unsigned epoch = sp::clearing_period_mask;                   // 2^29 - 1
+  const unsigned long long header = static_cast<unsigned long long>(epoch) << 32;
+  TALLY_TEST_CUDA(cudaMemcpy(state_memory.data(), &header, sizeof header, cudaMemcpyHostToDevice));
+  const auto h = random_vector<T, tally::plus>(static_cast<std::size_t>(n), 91);
+  device_buffer<T> in(h), out(static_cast<std::size_t>(n));
+  out.poison();
+  sp::launch<lookback_protocol, sp::default_single_pass_tuning<T>(), false>(
+      "clearing test", in.data(), out.data(), n, tiles, tally::detail::seed_value<T, false>{},
+      tally::plus{}, sp::tile_state<T>::at(state_memory.data(), capacity), false, sp::no_stall{},
+      nullptr);
+  TALLY_TEST_CUDA(cudaDeviceSynchronize());
+  ASSERT_TRUE(matches(out.download(), reference_scan(h, false, 0, tally::plus{}), static_cast<std::size_t>(n)));
+  std::vector<unsigned long long> words(static_cast<std::size_t>(capacity));
+  unsigned long long header_after = 0;
+  TALLY_TEST_CUDA(cudaMemcpy(&header_after, state_memory.data(), sizeof header_after, cudaMemcpyDeviceToHost));
+  EXPECT_EQ(header_after, static_cast<unsigned long long>(epoch + 1) << 32);
+  TALLY_TEST_CUDA(cudaMemcpy(words.data(), state_memory.data() + tally::detail::storage_alignment,
+                             words.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
+  for (std::int64_t t = 0; t < capacity; ++t) {
+    const auto tag = static_cast<unsigned>(words[static_cast<std::size_t>(t)] >> 32);
+    if (t < tiles) {
+      ASSERT_EQ(sp::status_of(tag, epoch), sp::status_inclusive) << "descriptor " << t;
+    } else {
+      ASSERT_EQ(words[static_cast<std::size_t>(t)], 0ull) << "descriptor " << t << " not cleared";
+    }
+  }
+}
+
+// Bad arguments particular to the single-pass strategies.
+TEST(SinglePass, BlockAlgorithmMustBeWarpScans) {
+  device_buffer<int> buf(16);
+  for (auto s : single_pass_strategies) {
+    tally::options o;
+    o.strategy = s;
+    o.block = tally::block_scan::kogge_stone;
+    try {
+      tally::inclusive_scan(buf.data(), buf.data(), 16, tally::plus{}, o);
+      FAIL() << "no exception";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("options.block"), std::string::npos) << e.what();
+    }
+    o.block = tally::block_scan::warp_scans;
+    EXPECT_NO_THROW(tally::inclusive_scan(buf.data(), buf.data(), 16, tally::plus{}, o));
+  }
+  TALLY_TEST_CUDA(cudaDeviceSynchronize());
+}
+
+}  // namespace
