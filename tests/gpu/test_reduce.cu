@@ -120,6 +120,7 @@ void check_unaligned() {
   for (int offset = 1; offset < static_cast<int>(16 / sizeof(T)); ++offset) {
     for (std::int64_t n : {std::int64_t{1}, std::int64_t{2}, std::int64_t{3}, std::int64_t{5},
                            std::int64_t{17}, std::int64_t{4097}, std::int64_t{70001}, max_n}) {
+      if (n > max_n) continue;  // quick mode: the buffer holds max_n + 16 elements
       wide_t<T> want = 3;
       for (std::int64_t i = 0; i < n; ++i) want += static_cast<wide_t<T>>(h[offset + i]);
       ASSERT_EQ(tally::reduce(d + offset, n, T(3)), narrow<T>(want)) << "offset " << offset << ", n = " << n;

@@ -379,7 +379,8 @@ void scan(const char* function, const char* storage_query, In in, Out out, std::
     return;
   }
   const auto lease = tile_state_registry::instance().acquire(
-      function, o.stream, tiles, [](std::int64_t capacity) { return state_bytes<Acc>(capacity); });
+      function, o.stream, tiles, descriptor_format<Acc>,
+      [](std::int64_t capacity) { return state_bytes<Acc>(capacity); });
   launch<Protocol, Tune, Exclusive>(function, in, out, n, tiles, seed, op,
                                     tile_state<Acc>::at(lease.data, lease.capacity),
                                     o.deterministic, hook, o.stream);

@@ -279,7 +279,8 @@ struct tile_state {
 };
 
 // ---- the per-stream state buffers (host) ------------------------------------------------
-// One zero-initialised buffer per (device, stream), grown on demand, never shrunk. The
+// One zero-initialised buffer per (device, stream, descriptor format), grown on demand,
+// never shrunk. The
 // registry lock is held from looking the buffer up until the kernel is enqueued (the
 // caller keeps the returned lease alive until then): a concurrent call on the same
 // stream from another host thread cannot replace (and free) the buffer in between.
@@ -307,9 +308,16 @@ class tile_state_registry {
     return registry;
   }
 
-  // A state of at least `bytes_for(capacity)` bytes for `tiles` tiles on `stream`.
+  // A state of at least `bytes_for(capacity)` bytes for `tiles` tiles on `stream`, for
+  // descriptors of format `format` (descriptor_format<T>). Each format has its own buffer:
+  // the epoch argument needs every tag to sit where the tags of earlier calls sat (an
+  // 8-byte word's value half read as a tag of the split format could match the epoch).
+  // Types of one format share a buffer: tags are at the same places in all of them
+  // (formats 4 and 8: the high half of each word; format 16: the tag array first), and
+  // a buffer too small for a larger type is replaced by a new, zeroed one.
   template <class BytesFor>
-  lease acquire(const char* function, cudaStream_t stream, std::int64_t tiles, BytesFor bytes_for) {
+  lease acquire(const char* function, cudaStream_t stream, std::int64_t tiles, int format,
+                BytesFor bytes_for) {
     int device = 0;
     TALLY_CUDA_CHECK(cudaGetDevice(&device), function);
     unsigned long long id = 0;
@@ -319,17 +327,17 @@ class tile_state_registry {
                          std::string("tally::") + function + ": options.stream is not a valid stream");
     }
     lease l{std::unique_lock<std::mutex>(mutex_)};
-    entry* e = find(device, id);
+    entry* e = find(device, id, format);
     if (e == nullptr) {
       if (count_on(device) >= max_buffers) evict_all_but_current(function, device, stream);
-      entries_.push_back(entry{device, id, nullptr, 0, 0});
+      entries_.push_back(entry{device, id, format, nullptr, 0, 0});
       e = &entries_.back();
     }
-    if (e->capacity < tiles) {
+    std::int64_t capacity = e->capacity > 1024 ? e->capacity : 1024;
+    while (capacity < tiles) capacity *= 2;
+    if (capacity != e->capacity || e->bytes < bytes_for(capacity)) {
       // Grow to a power of two (at least 1024 tiles), zeroed, stream-ordered: the kernels
       // still queued on this stream finish with the old buffer before it is freed.
-      std::int64_t capacity = 1024;
-      while (capacity < tiles) capacity *= 2;
       const std::size_t bytes = bytes_for(capacity);
       void* fresh = nullptr;
       TALLY_CUDA_CHECK(cudaMallocFromPoolAsync(&fresh, bytes, scratch_pool(function), stream),
@@ -349,14 +357,15 @@ class tile_state_registry {
   struct entry {
     int device;
     unsigned long long stream_id;
+    int format;
     unsigned char* data;
     std::int64_t capacity;
     std::size_t bytes;
   };
 
-  entry* find(int device, unsigned long long id) {
+  entry* find(int device, unsigned long long id, int format) {
     for (entry& e : entries_) {
-      if (e.device == device && e.stream_id == id) return &e;
+      if (e.device == device && e.stream_id == id && e.format == format) return &e;
     }
     return nullptr;
   }
