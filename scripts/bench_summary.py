@@ -16,16 +16,20 @@ def main():
                                                   "tally/chained/warp_scans"])
     args = ap.parse_args()
     groups = collections.OrderedDict()
+    copies = {}  # (type, n) -> the copy row: copies have operation "copy" and no operator
     with open(args.csv) as f:
         for r in csv.DictReader(f):
             if r["device"].startswith("cpu") or "CPU" in r["device"]:
+                continue
+            if r["operation"] == "copy":
+                copies.setdefault((r["type"], int(r["n"])), r)
                 continue
             key = (r["operation"], r["type"], r["op"], int(r["n"]))
             groups.setdefault(key, {})[r["impl"]] = r
     print(f"{'operation':15} {'type':6} {'op':4} {'n':>11} {'copy us':>9} {'cub us':>9}  "
           + "  ".join(f"{i.split('/')[-1][:14]:>14} %copy xCUB" for i in args.impl))
     for (what, typ, op, n), rows in groups.items():
-        copy = next((r for k, r in rows.items() if k.startswith("copy")), None)
+        copy = copies.get((typ, n))
         cub = next((r for k, r in rows.items() if k.startswith("cub::")), None)
         line = f"{what:15} {typ:6} {op:4} {n:>11} "
         line += f"{float(copy['median_s'])*1e6:9.2f} " if copy else f"{'-':>9} "
