@@ -420,6 +420,15 @@ std::vector<int> default_thread_counts() {
 }
 
 void run_cpu_bench(const bench_config& config, report& out) {
+  // The CPU part measures scans and reductions only (no segmented table yet): nothing to
+  // do when --operations asks for none of them (copies alone would be measured).
+  const std::vector<operation> cpu_default = {operation::inclusive_scan};
+  if (!config.wants(operation::inclusive_scan, cpu_default) &&
+      !config.wants(operation::exclusive_scan, cpu_default) &&
+      !config.wants(operation::reduce, cpu_default)) {
+    out.note("cpu: skipped (--operations names no CPU operation)");
+    return;
+  }
   out.set_peers("cpu", peer_names{"(seq)", "tbb::parallel_", "(par)", 26});
   out.note(fmt::format(
       "cpu: {} hardware threads; thread counts {}; streaming stores {}; {} samples per row",

@@ -11,6 +11,7 @@
 #include "gpu_bench.hpp"
 #include "gpu_bench_common.cuh"
 #include "gpu_bench_reduce.hpp"
+#include "gpu_bench_segmented.hpp"
 
 namespace tally_bench {
 
@@ -84,13 +85,16 @@ event_timer::~event_timer() {
   cudaStreamDestroy(stream_);
 }
 
-gpu_timing event_timer::measure(const std::function<void(cudaStream_t)>& call, int reps) {
+gpu_timing event_timer::measure(const std::function<void(cudaStream_t)>& call, int reps,
+                                double budget_s) {
   call(stream_);  // warm-up: module loading, first-touch of the pages, caches
   cuda_check(cudaStreamSynchronize(stream_), "warm-up");
   cuda_check(cudaGetLastError(), "warm-up launch");
   std::vector<double> samples;
   samples.reserve(static_cast<std::size_t>(reps));
+  double sampled_s = 0;
   for (int r = 0; r < reps; ++r) {
+    if (budget_s > 0 && r >= 3 && sampled_s > budget_s) break;
     spin_kernel<<<1, 1, 0, stream_>>>(spin_ns);
     cuda_check(cudaEventRecord(start_, stream_), "cudaEventRecord");
     call(stream_);
@@ -99,13 +103,14 @@ gpu_timing event_timer::measure(const std::function<void(cudaStream_t)>& call, i
     float ms = 0;
     cuda_check(cudaEventElapsedTime(&ms, start_, stop_), "cudaEventElapsedTime");
     samples.push_back(ms * 1e-3);
+    sampled_s += ms * 1e-3;
   }
   cuda_check(cudaGetLastError(), "timed launches");
   gpu_timing t;
   t.median_s = median_of(samples);
   t.min_s = *std::min_element(samples.begin(), samples.end());
   t.max_s = *std::max_element(samples.begin(), samples.end());
-  t.reps = reps;
+  t.reps = static_cast<int>(samples.size());
   return t;
 }
 
@@ -185,18 +190,26 @@ void run_gpu_bench(const bench_config& config, report& out) {
   context.timer = &timer;
   context.noted = &noted;
   context.free_bytes = static_cast<std::int64_t>(free_bytes);
-  for (const std::string& type : config.types) {
-    if (type == "int32") run_gpu_type<std::int32_t>(context, type);
-    if (type == "float") run_gpu_type<float>(context, type);
-    if (type == "int64") run_gpu_type<std::int64_t>(context, type);
-    if (type == "double") run_gpu_type<double>(context, type);
+  // The GPU part's default operations: all of them (--operations picks some).
+  const std::vector<operation> gpu_default = {operation::inclusive_scan, operation::exclusive_scan,
+                                              operation::reduce, operation::segmented_scan};
+  // The per-type sweep (gpu_bench_type.cuh) when one of its operations is asked for.
+  if (config.wants(operation::inclusive_scan, gpu_default) ||
+      config.wants(operation::exclusive_scan, gpu_default) ||
+      config.wants(operation::reduce, gpu_default)) {
+    for (const std::string& type : config.types) {
+      if (type == "int32") run_gpu_type<std::int32_t>(context, type);
+      if (type == "float") run_gpu_type<float>(context, type);
+      if (type == "int64") run_gpu_type<std::int64_t>(context, type);
+      if (type == "double") run_gpu_type<double>(context, type);
+    }
   }
   // The course's table of reductions (gpu_bench_reduce.cu): with the GPU default
   // operations, or --operations reduce.
-  if (config.wants(operation::reduce,
-                   {operation::inclusive_scan, operation::exclusive_scan, operation::reduce})) {
-    run_reduce_course_table(context);
-  }
+  if (config.wants(operation::reduce, gpu_default)) run_reduce_course_table(context);
+  // The segmented and batched scans (gpu_bench_segmented.cu): with the GPU default
+  // operations, or --operations segmented.
+  if (config.wants(operation::segmented_scan, gpu_default)) run_segmented_table(context);
 }
 
 }  // namespace tally_bench

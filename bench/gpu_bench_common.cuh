@@ -73,8 +73,12 @@ class event_timer {
 
   cudaStream_t stream() const { return stream_; }
 
-  // One warm-up call, then `reps` timed calls; throws on a CUDA error.
-  gpu_timing measure(const std::function<void(cudaStream_t)>& call, int reps);
+  // One warm-up call, then `reps` timed calls; throws on a CUDA error. With budget_s > 0
+  // the sampling stops early, after at least 3 samples, once the samples add up to more
+  // than budget_s seconds (a guard against a pathologically slow row; gpu_timing::reps
+  // says how many were taken).
+  gpu_timing measure(const std::function<void(cudaStream_t)>& call, int reps,
+                     double budget_s = 0);
 
  private:
   cudaStream_t stream_ = nullptr;

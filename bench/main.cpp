@@ -3,6 +3,7 @@
 //   tally-bench                  GPU part where a CUDA device is present, else the CPU part
 //   tally-bench --cpu --quick    a one-minute smoke run of the CPU part
 //   tally-bench --all --csv results/bench.csv --json results/bench.json
+//   tally-bench --gpu --operations segmented    the segmented and batched scans only
 //
 // The method (DESIGN.md, "Benchmark method"): warm-up, then the median of >= 20 timed
 // runs; a copy of the same bytes in the same run as the practical limit; the peers (CUB
@@ -93,9 +94,10 @@ int main(int argc, char** argv) {
       ->delimiter(',')
       ->check(CLI::IsMember({"plus", "max"}));
   app.add_option("--operations", operation_names,
-                 "inclusive,exclusive,reduce (default: CPU inclusive; GPU all three)")
+                 "inclusive,exclusive,reduce,segmented (default: CPU inclusive; GPU all four; "
+                 "segmented: the GPU table of segmented and batched scans)")
       ->delimiter(',')
-      ->check(CLI::IsMember({"inclusive", "exclusive", "reduce"}));
+      ->check(CLI::IsMember({"inclusive", "exclusive", "reduce", "segmented"}));
   app.add_option("--filter", config.filters,
                  "Only implementations whose name contains one of these (copies always run)")
       ->delimiter(',');
@@ -113,7 +115,8 @@ int main(int argc, char** argv) {
     const std::map<std::string, operation> operation_by_name = {
         {"inclusive", operation::inclusive_scan},
         {"exclusive", operation::exclusive_scan},
-        {"reduce", operation::reduce}};
+        {"reduce", operation::reduce},
+        {"segmented", operation::segmented_scan}};
     for (const std::string& name : operation_names) {
       config.operations.push_back(operation_by_name.at(name));
     }

@@ -17,6 +17,9 @@ const char* operation_name(operation op) {
     case operation::inclusive_scan: return "inclusive_scan";
     case operation::exclusive_scan: return "exclusive_scan";
     case operation::reduce: return "reduce";
+    case operation::segmented_scan: return "segmented_scan";
+    case operation::segmented_reduce: return "segmented_reduce";
+    case operation::batched_scan: return "batched_scan";
   }
   return "?";
 }
@@ -55,7 +58,7 @@ std::string optional_label(const std::optional<double>& v, const char* format_st
 // n, type, op, operation, implementation (width as the device asks), threads, median,
 // GB/s, %copy, vs peer, vs tbb, vs par, check (and note).
 constexpr const char* table_format =
-    "{:<6} {:<6} {:<5} {:<15} {:<{}} {:>3} {:>10} {:>8} {:>7} {:>8} {:>7} {:>7}  {}\n";
+    "{:<6} {:<6} {:<5} {:<16} {:<{}} {:>3} {:>10} {:>8} {:>7} {:>8} {:>7} {:>7}  {}\n";
 
 // CSV: quote a field when it holds a separator, a quote or a line break.
 std::string csv_field(const std::string& s) {
@@ -87,7 +90,8 @@ const result_row* report::find(const result_row& like, const std::string& impl_p
   if (impl_part.empty()) return nullptr;
   for (const result_row& r : rows_) {
     if (r.device == like.device && r.what == like.what && r.type == like.type &&
-        r.op == like.op && r.n == like.n && r.impl.find(impl_part) != std::string::npos &&
+        r.op == like.op && r.n == like.n && r.variant == like.variant &&
+        r.impl.find(impl_part) != std::string::npos &&
         (threads < 0 || r.threads == threads)) {
       return &r;
     }
@@ -145,10 +149,12 @@ void report::add(result_row row) {
   const auto names = peers_.find(row.device);
   const int impl_width = names != peers_.end() ? names->second.impl_width : 34;
 
-  // A header before the first row and whenever the device, type or n changes.
-  const std::string group = fmt::format("{}|{}|{}", row.device, row.type, row.n);
+  // A header before the first row and whenever the device, type, n or variant changes
+  // (a variant is named on a line of its own above the header).
+  const std::string group = fmt::format("{}|{}|{}|{}", row.device, row.type, row.n, row.variant);
   if (group != last_group_) {
     fmt::print("\n");
+    if (!row.variant.empty()) fmt::print("[{}]\n", row.variant);
     fmt::print(fmt::runtime(table_format), "n", "type", "op", "operation", "implementation",
                impl_width, "thr", "median", "GB/s", "%copy", "vs peer", "vs tbb", "vs par",
                "check");
@@ -193,14 +199,15 @@ void report::write_csv(const std::string& path) {
   std::ofstream out(path);
   if (!out) throw std::runtime_error("cannot open " + path + " for writing");
   out << "device,operation,type,op,n,bytes,impl,threads,reps,median_s,min_s,max_s,gbps,"
-         "pct_of_copy,copy_ref,peer,speedup_vs_peer,vs_tbb,vs_par,check,note\n";
+         "pct_of_copy,copy_ref,peer,speedup_vs_peer,vs_tbb,vs_par,check,note,variant\n";
   for (const result_row& r : rows_) {
-    out << fmt::format("{},{},{},{},{},{:.0f},{},{},{},{:.6g},{:.6g},{:.6g},{:.6g},{},{},{},{},{},{},{},{}\n",
+    out << fmt::format("{},{},{},{},{},{:.0f},{},{},{},{:.6g},{:.6g},{:.6g},{:.6g},{},{},{},{},{},{},{},{},{}\n",
                        csv_field(r.device), operation_name(r.what), r.type, r.op, r.n, r.bytes,
                        csv_field(r.impl), r.threads, r.reps, r.median_s, r.min_s, r.max_s, r.gbps,
                        csv_optional(r.pct_of_copy), csv_field(r.copy_ref), csv_field(r.peer),
                        csv_optional(r.speedup_vs_peer), csv_optional(r.vs_tbb),
-                       csv_optional(r.vs_par), check_name(r.check), csv_field(r.note));
+                       csv_optional(r.vs_par), check_name(r.check), csv_field(r.note),
+                       csv_field(r.variant));
   }
   if (!out) throw std::runtime_error("failed writing " + path);
 }
@@ -231,6 +238,7 @@ void report::write_json(const std::string& path, const std::string& command_line
         {"vs_par", json_optional(r.vs_par)},
         {"check", check_name(r.check)},
         {"note", r.note},
+        {"variant", r.variant},
     });
   }
   const nlohmann::json document = {

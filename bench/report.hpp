@@ -14,8 +14,19 @@
 
 namespace tally_bench {
 
-// What a row measured.
-enum class operation { copy, inclusive_scan, exclusive_scan, reduce };
+// What a row measured. The segmented table (gpu_bench_segmented.cu) adds inclusive
+// segmented scans (offsets, flags, keys: the same result from three descriptions of the
+// segments), segmented reductions (one result per segment) and batched scans (every line
+// of a 2-d array along one axis).
+enum class operation {
+  copy,
+  inclusive_scan,
+  exclusive_scan,
+  reduce,
+  segmented_scan,
+  segmented_reduce,
+  batched_scan,
+};
 
 const char* operation_name(operation op);
 
@@ -33,6 +44,9 @@ struct result_row {
   std::string type;      // int32, float, int64, double
   std::string op;        // plus, max ("-" for copies)
   std::int64_t n = 0;    // elements
+  std::string variant;   // segmented and batched rows: the segments ("len 32") or the
+                         // shape and axis ("2^20x32 axis 0"); empty elsewhere. Rows are
+                         // related (peer) only to rows of the same variant.
   double bytes = 0;      // bytes read + written
   std::string impl;      // implementation, e.g. "tbb::parallel_scan"
   int threads = 0;       // CPU threads allowed (0 on the GPU)
@@ -54,7 +68,7 @@ struct result_row {
 };
 
 // The CPU and the GPU name their peers differently. A peer row is one of the same device,
-// operation, type, operator and n whose `impl` contains the given text (so "cub::" finds
+// operation, type, operator, n and variant whose `impl` contains the given text (so "cub::" finds
 // cub::DeviceScan::InclusiveSum, cub::DeviceScan::ExclusiveScan and cub::DeviceReduce::Sum
 // alike, each for its own operation).
 struct peer_names {
@@ -91,7 +105,7 @@ class report {
  private:
   // Fills the relative columns of `row` from the rows in rows_ (and `row` itself).
   void fill_relative(result_row& row) const;
-  // The row of the same device, operation, type, operator and n as `like` whose impl
+  // The row of the same device, operation, type, operator, n and variant as `like` whose impl
   // contains `impl_part` (and, when threads >= 0, ran with that many threads).
   const result_row* find(const result_row& like, const std::string& impl_part,
                          int threads) const;

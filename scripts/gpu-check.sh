@@ -9,6 +9,10 @@
 # Logs go to $OUT when it is set (the device tool's output folder), else build/gpu-check.
 # Dependencies: run scripts/fetch-gpu-deps.sh on a development machine
 # first and carry .deps/ (oneTBB and Highway are not on the GPU machine).
+# GPU_CHECK_PHASES (default "tests sanitizers bench"; the build always runs) selects
+# phases, so that the whole check can be split over two calls of the device tool when it
+# would not fit in one (each call rebuilds only what changed; skipped phases are named
+# in the summary, and the check passes only for the phases that ran).
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 cd "$root"
@@ -34,13 +38,18 @@ else
   exit 1
 fi
 build=build/gpu
+phases=${GPU_CHECK_PHASES:-tests sanitizers bench}
+want() { [[ " $phases " == *" $1 "* ]]; }
+for p in tests sanitizers bench; do want "$p" || note "phase '$p' skipped (GPU_CHECK_PHASES)"; done
 
 # 2. the tests
-if ctest --test-dir "$build" -L 'gpu|cpu' -j 4 --output-on-failure >"$out/ctest.log" 2>&1; then :; else
+if ! want tests; then :; elif ctest --test-dir "$build" -L 'gpu|cpu' -j 4 --output-on-failure >"$out/ctest.log" 2>&1; then :; else
   failed=1
 fi
-note "ctest: $(grep -E 'tests passed|tests failed' "$out/ctest.log" | tail -1)"
-grep -E "^\s*[0-9]+ - " "$out/ctest.log" | sed 's/^/  failed: /' | head -20
+if want tests; then
+  note "ctest: $(grep -E 'tests passed|tests failed' "$out/ctest.log" | tail -1) ($((SECONDS - start)) s so far)"
+  grep -E "^\s*[0-9]+ - " "$out/ctest.log" | sed 's/^/  failed: /' | head -20
+fi
 
 # 3. compute-sanitizer over each GPU test executable
 mapfile -t gpu_tests < <(ctest --test-dir "$build" -L gpu -N -V 2>/dev/null |
@@ -65,19 +74,21 @@ sanitize() {
   done
   echo "$clean" >"$sanitizer_dir/$tool.clean"
 }
-for tool in memcheck racecheck synccheck; do sanitize "$tool" & done
-wait
-for tool in memcheck racecheck synccheck; do
-  clean=$(cat "$sanitizer_dir/$tool.clean" 2>/dev/null || echo 0)
-  [[ -f "$sanitizer_dir/$tool.failures" ]] && cat "$sanitizer_dir/$tool.failures"
-  ((clean == ${#gpu_tests[@]})) || failed=1
-  note "compute-sanitizer $tool: $clean/${#gpu_tests[@]} test executables clean"
-done
+if want sanitizers; then
+  for tool in memcheck racecheck synccheck; do sanitize "$tool" & done
+  wait
+  for tool in memcheck racecheck synccheck; do
+    clean=$(cat "$sanitizer_dir/$tool.clean" 2>/dev/null || echo 0)
+    [[ -f "$sanitizer_dir/$tool.failures" ]] && cat "$sanitizer_dir/$tool.failures"
+    ((clean == ${#gpu_tests[@]})) || failed=1
+    note "compute-sanitizer $tool: $clean/${#gpu_tests[@]} test executables clean ($((SECONDS - start)) s so far)"
+  done
+fi
 
 tar -czf "$out/sanitizer-logs.tar.gz" -C "$sanitizer_dir" . 2>/dev/null
 
 # 4. a quick benchmark
-if "$build/bench/tally-bench" --gpu --quick --csv "$out/bench-quick.csv" \
+if ! want bench; then :; elif "$build/bench/tally-bench" --gpu --quick --csv "$out/bench-quick.csv" \
      --json "$out/bench-quick.json" >"$out/bench-quick.log" 2>&1; then
   note "quick benchmark OK ($(grep -c . "$out/bench-quick.csv") CSV lines)"
 else

@@ -17,3 +17,4 @@
 
 #include "tally/device/reduce.cuh"
 #include "tally/device/scan.cuh"
+#include "tally/device/segmented.cuh"

@@ -57,6 +57,7 @@
 #include "tally/core/error.hpp"
 #include "tally/core/operators.hpp"
 #include "tally/core/segmented.hpp"
+#include "tally/core/shape.hpp"
 #include "tally/cpu/detail/batched_scan.hpp"
 #include "tally/cpu/detail/dispatch.hpp"
 #include "tally/cpu/detail/segmented_reduce.hpp"
@@ -133,49 +134,10 @@ std::int64_t offset_at(OffIt offsets_first, std::int64_t k) {
   return static_cast<std::int64_t>(*std::ranges::next(offsets_first, k));
 }
 
-// Shape checks; returns (outer, len, inner) of the scanned axis.
-struct axis_view {
-  std::int64_t outer, len, inner;
-  std::int64_t total() const { return outer * len * inner; }
-};
-
-inline axis_view checked_shape(const char* fn, std::span<const std::int64_t> shape, int axis) {
-  if (shape.empty()) tally::detail::throw_invalid(fn, "shape", "is empty (no axis to scan)");
-  const auto rank = static_cast<std::int64_t>(shape.size());
-  if (axis < 0 || axis >= rank) {
-    tally::detail::throw_invalid(fn, "axis", "must be in [0, " + std::to_string(rank) + "), got " +
-                                                 std::to_string(axis));
-  }
-  std::int64_t total = 1;
-  bool any_zero = false;
-  for (std::size_t a = 0; a < shape.size(); ++a) {
-    if (shape[a] < 0) {
-      tally::detail::throw_invalid(fn, "shape", "has a negative extent: shape[" + std::to_string(a) +
-                                                    "] = " + std::to_string(shape[a]));
-    }
-    if (shape[a] == 0) any_zero = true;
-  }
-  for (std::size_t a = 0; a < shape.size() && !any_zero; ++a) {
-    if (total > std::numeric_limits<std::int64_t>::max() / shape[a]) {
-      tally::detail::throw_invalid(fn, "shape", "has more elements than an int64 can count");
-    }
-    total *= shape[a];
-  }
-  axis_view v{1, shape[static_cast<std::size_t>(axis)], 1};
-  for (int a = 0; a < axis; ++a) v.outer *= shape[static_cast<std::size_t>(a)];
-  for (std::size_t a = static_cast<std::size_t>(axis) + 1; a < shape.size(); ++a) v.inner *= shape[a];
-  if (any_zero) v = axis_view{0, 0, 0};
-  return v;
-}
-
-inline void check_matrix(const char* fn, std::int64_t rows, std::int64_t cols, int axis) {
-  if (rows < 0) tally::detail::throw_invalid(fn, "rows", "must be >= 0, got " + std::to_string(rows));
-  if (cols < 0) tally::detail::throw_invalid(fn, "cols", "must be >= 0, got " + std::to_string(cols));
-  if (axis != 0 && axis != 1) {
-    tally::detail::throw_invalid(fn, "axis", "must be 0 (down the columns) or 1 (along the rows), got " +
-                                                 std::to_string(axis));
-  }
-}
+// Shape checks (core/shape.hpp, shared with the GPU backend).
+using tally::detail::axis_view;
+using tally::detail::check_matrix;
+using tally::detail::checked_shape;
 
 template <bool Exclusive, class Acc, class InIt, class OutIt, class Op>
 OutIt batched(const char* fn, InIt first, OutIt d_first, std::span<const std::int64_t> shape,

@@ -36,6 +36,7 @@
 
 #include <cuda_runtime.h>
 
+#include "tally/block/detail/scan_interface.cuh"
 #include "tally/core/error.hpp"
 #include "tally/core/options.hpp"
 #include "tally/device/detail/cuda_check.cuh"

@@ -1,0 +1,324 @@
+// tally/device/segmented.cuh -- device-wide segmented and batched scans and the segmented
+// reduction: the public API.
+//
+//   tally::inclusive_scan_by_flags(in, flags, out, n, op = plus{}, options = {})
+//   tally::exclusive_scan_by_flags(in, flags, out, n, init, op = plus{}, options = {})
+//   tally::inclusive_scan_by_key(keys, in, out, n, op = plus{}, equal = std::equal_to<>{}, options = {})
+//   tally::exclusive_scan_by_key(keys, in, out, n, init, op = plus{}, equal = ..., options = {})
+//   tally::inclusive_segmented_scan(in, out, n, offsets, num_segments, op = plus{}, options = {})
+//   tally::exclusive_segmented_scan(in, out, n, offsets, num_segments, init, op = plus{}, options = {})
+//   tally::segmented_reduce(in, n, offsets, num_segments, out, init, op = plus{}, options = {})
+//   tally::inclusive_scan_batched(in, out, shape, axis, op = plus{}, options = {})
+//   tally::exclusive_scan_batched(in, out, shape, axis, init, op = plus{}, options = {})
+//   tally::inclusive_scan_batched(in, out, rows, cols, axis, op = plus{}, options = {})
+//   tally::exclusive_scan_batched(in, out, rows, cols, axis, init, op = plus{}, options = {})
+//
+// Semantics (segments, init, empty segments, keys, axes): tally/core/segmented.hpp, the
+// same as the CPU backend's (tally/cpu/segmented.hpp). In short: inclusive out[i] = x[s] op
+// ... op x[i], exclusive out[i] = init op x[s] op ... op x[i-1] (init at each segment's
+// first element), s the first element of i's segment; flags: i starts a segment when
+// flags[i] converts to true (flags[0] is not read); keys: when !equal(keys[i-1], keys[i]);
+// offsets: CSR, num_segments + 1 non-decreasing entries, segment k = [offsets[k],
+// offsets[k+1]); batched: every 1-d line of a contiguous row-major array along `axis`.
+//
+// Arguments: device pointers or device-usable random-access iterators (flags, keys and
+//   offsets too: `offsets` lives in device memory). The offsets forms also take n, the
+//   number of elements of in and out: the segments lie in [0, n), and elements outside
+//   [offsets[0], offsets[num_segments]) are neither read nor written. The offsets are not
+//   validated on the device (a host-side check would need a synchronisation): decreasing
+//   offsets, or offsets beyond n, give unspecified results, but never an access outside
+//   [0, n). The offsets forms need a default-constructible accumulator type.
+// Accumulators: inclusive in inclusive_accumulator_t<Op, value of In>, exclusive and
+//   segmented_reduce in exclusive_accumulator_t<Op, Init, value of In>; any associative op,
+//   commutative or not; trivially copyable accumulator types.
+// In place: out == in is allowed; out must not overlap flags, keys or offsets.
+// Asynchronous on options.stream.
+//
+// Algorithm (docs/algorithms.md): one pass whatever the segment lengths -- the flag-
+//   augmented operator inside the decoupled look-back scan (device/detail/
+//   segmented_scan.cuh); batched scans along the last axis are segmented scans of equal
+//   lengths, along another axis a tiled scan of all columns side by side with one look-back
+//   per column (device/detail/strided_scan.cuh). Launches per call: flags, keys, batched:
+//   one (plus the first-call growth of the per-stream state buffer, as for
+//   tally::inclusive_scan); offsets: two (the head bitmap, then the scan) with a
+//   stream-ordered n/8-byte allocation; segmented_reduce: three, with a stream-ordered
+//   allocation of n accumulators (the seeded scan, then a gather of segment ends).
+// options.strategy: automatic or decoupled_lookback (or chained, the slow teaching form);
+//   options.block: automatic or warp_scans; options.storage must be empty (caller storage
+//   is not supported by these forms yet); options.deterministic: floating-point results
+//   identical bit for bit from run to run (the look-back combines strictly left to right).
+// Errors: std::invalid_argument naming the function and the argument for n < 0,
+//   num_segments < 0, a null pointer with elements, a bad shape or axis, and the options
+//   above; a CUDA failure -> tally::error.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <span>
+
+#include "tally/core/accumulator.hpp"
+#include "tally/core/error.hpp"
+#include "tally/core/operators.hpp"
+#include "tally/core/options.hpp"
+#include "tally/core/segmented.hpp"
+#include "tally/core/shape.hpp"
+#include "tally/device/detail/segmented_scan.cuh"
+#include "tally/device/detail/strided_scan.cuh"
+#include "tally/device/scan.cuh"
+
+namespace tally {
+
+namespace detail::segmented {
+
+inline void check_segments(const char* function, std::int64_t num_segments) {
+  if (num_segments < 0) {
+    throw_invalid(function, "num_segments", "must be >= 0, got " + std::to_string(num_segments));
+  }
+}
+
+// The offsets forms: the head bitmap, then the scan over [0, n) restricted to the segments.
+template <bool Exclusive, bool Seeded, class Acc, class In, class Out, class Offsets, class Op>
+void offsets_scan(const char* function, In in, Out out, std::int64_t n, Offsets offsets,
+                  std::int64_t num_segments, Acc init, Op op, const options& o) {
+  scoped_storage bits(function, "", nullptr, 0, bitmap_bytes(n) + storage_alignment, o.stream);
+  auto* words = reinterpret_cast<std::uint32_t*>(bits.aligned());
+  build_bitmap(function, offsets, num_segments, n, words, o.stream);
+  scan<Exclusive, Seeded, Acc>(function, in, out, n, bitmap_heads{words}, init, op, o,
+                               offsets_range<Offsets>{offsets, num_segments});
+}
+
+// Batched scans: along the last axis a segmented scan of equal lengths (a plain scan
+// when there is one line), along another axis the strided scan.
+template <bool Exclusive, class Acc, class In, class Out, class Op>
+void batched(const char* function, In in, Out out, const axis_view& v, Acc init, Op op,
+             const options& o) {
+  const std::int64_t n = v.total();
+  check_pointer(function, "in", in, n);
+  check_pointer(function, "out", out, n);
+  if (n == 0) return;
+  if (v.outer == 1 && v.inner == 1) {
+    // one line: a plain scan, without head flags
+    if constexpr (Exclusive) {
+      tally::exclusive_scan(in, out, n, init, op, o);
+    } else {
+      tally::inclusive_scan(in, out, n, op, o);
+    }
+  } else if (v.inner > 1) {
+    strided::scan<Exclusive, Acc>(function, in, out, v.outer, v.len, v.inner,
+                                  make_seed<Acc, Exclusive>(init), op, o);
+  } else if (n <= 0xffffffffll) {
+    scan<Exclusive, false, Acc>(function, in, out, n,
+                                uniform_heads<std::uint32_t>{static_cast<std::uint32_t>(v.len)},
+                                init, op, o);
+  } else {
+    scan<Exclusive, false, Acc>(function, in, out, n, uniform_heads<std::uint64_t>{
+                                    static_cast<std::uint64_t>(v.len)}, init, op, o);
+  }
+}
+
+// An accumulator value for the inclusive forms, which have no init: never read (the
+// pair iterators read init only for exclusive and seeded scans). Value-initialised when
+// possible; otherwise a copy of nothing in particular is avoided by reading none.
+template <class Acc>
+Acc unused_init() {
+  if constexpr (std::is_default_constructible_v<Acc>) {
+    return Acc{};
+  } else {
+    alignas(Acc) unsigned char bytes[sizeof(Acc)] = {};
+    return *reinterpret_cast<const Acc*>(bytes);
+  }
+}
+
+}  // namespace detail::segmented
+
+// ---- head flags -----------------------------------------------------------------------------
+template <class In, class Flags, class Out, class Op = plus>
+void inclusive_scan_by_flags(In in, Flags flags, Out out, std::int64_t n, Op op = {},
+                             const options& o = {}) {
+  constexpr const char* function = "inclusive_scan_by_flags";
+  using acc_t = inclusive_accumulator_t<Op, input_value_t<In>>;
+  detail::check_count(function, n);
+  detail::check_pointer(function, "in", in, n);
+  detail::check_pointer(function, "flags", flags, n);
+  detail::check_pointer(function, "out", out, n);
+  detail::segmented::check_options(function, o);
+  if (n == 0) return;
+  detail::segmented::scan<false, false, acc_t>(function, in, out, n,
+                                               detail::segmented::flag_heads<Flags>{flags},
+                                               detail::segmented::unused_init<acc_t>(), op, o);
+}
+
+template <class In, class Flags, class Out, class Init, class Op = plus>
+void exclusive_scan_by_flags(In in, Flags flags, Out out, std::int64_t n, Init init, Op op = {},
+                             const options& o = {}) {
+  constexpr const char* function = "exclusive_scan_by_flags";
+  using acc_t = exclusive_accumulator_t<Op, Init, input_value_t<In>>;
+  detail::check_count(function, n);
+  detail::check_pointer(function, "in", in, n);
+  detail::check_pointer(function, "flags", flags, n);
+  detail::check_pointer(function, "out", out, n);
+  detail::segmented::check_options(function, o);
+  if (n == 0) return;
+  detail::segmented::scan<true, false, acc_t>(function, in, out, n,
+                                              detail::segmented::flag_heads<Flags>{flags},
+                                              static_cast<acc_t>(init), op, o);
+}
+
+// ---- keys -------------------------------------------------------------------------------------
+template <class Keys, class In, class Out, class Op = plus, class Equal = std::equal_to<>>
+void inclusive_scan_by_key(Keys keys, In in, Out out, std::int64_t n, Op op = {}, Equal equal = {},
+                           const options& o = {}) {
+  constexpr const char* function = "inclusive_scan_by_key";
+  using acc_t = inclusive_accumulator_t<Op, input_value_t<In>>;
+  detail::check_count(function, n);
+  detail::check_pointer(function, "keys", keys, n);
+  detail::check_pointer(function, "in", in, n);
+  detail::check_pointer(function, "out", out, n);
+  detail::segmented::check_options(function, o);
+  if (n == 0) return;
+  detail::segmented::scan<false, false, acc_t>(
+      function, in, out, n, detail::segmented::key_heads<Keys, Equal>{keys, equal},
+      detail::segmented::unused_init<acc_t>(), op, o);
+}
+
+template <class Keys, class In, class Out, class Init, class Op = plus,
+          class Equal = std::equal_to<>>
+void exclusive_scan_by_key(Keys keys, In in, Out out, std::int64_t n, Init init, Op op = {},
+                           Equal equal = {}, const options& o = {}) {
+  constexpr const char* function = "exclusive_scan_by_key";
+  using acc_t = exclusive_accumulator_t<Op, Init, input_value_t<In>>;
+  detail::check_count(function, n);
+  detail::check_pointer(function, "keys", keys, n);
+  detail::check_pointer(function, "in", in, n);
+  detail::check_pointer(function, "out", out, n);
+  detail::segmented::check_options(function, o);
+  if (n == 0) return;
+  detail::segmented::scan<true, false, acc_t>(
+      function, in, out, n, detail::segmented::key_heads<Keys, Equal>{keys, equal},
+      static_cast<acc_t>(init), op, o);
+}
+
+// ---- CSR offsets ------------------------------------------------------------------------------
+template <class In, class Out, class Offsets, class Op = plus>
+void inclusive_segmented_scan(In in, Out out, std::int64_t n, Offsets offsets,
+                              std::int64_t num_segments, Op op = {}, const options& o = {}) {
+  constexpr const char* function = "inclusive_segmented_scan";
+  using acc_t = inclusive_accumulator_t<Op, input_value_t<In>>;
+  detail::check_count(function, n);
+  detail::segmented::check_segments(function, num_segments);
+  detail::check_pointer(function, "in", in, n);
+  detail::check_pointer(function, "out", out, n);
+  detail::check_pointer(function, "offsets", offsets, num_segments + 1);
+  detail::segmented::check_options(function, o);
+  if (n == 0 || num_segments == 0) return;
+  detail::segmented::offsets_scan<false, false, acc_t>(function, in, out, n, offsets, num_segments,
+                                                       detail::segmented::unused_init<acc_t>(),
+                                                       op, o);
+}
+
+template <class In, class Out, class Offsets, class Init, class Op = plus>
+void exclusive_segmented_scan(In in, Out out, std::int64_t n, Offsets offsets,
+                              std::int64_t num_segments, Init init, Op op = {},
+                              const options& o = {}) {
+  constexpr const char* function = "exclusive_segmented_scan";
+  using acc_t = exclusive_accumulator_t<Op, Init, input_value_t<In>>;
+  detail::check_count(function, n);
+  detail::segmented::check_segments(function, num_segments);
+  detail::check_pointer(function, "in", in, n);
+  detail::check_pointer(function, "out", out, n);
+  detail::check_pointer(function, "offsets", offsets, num_segments + 1);
+  detail::segmented::check_options(function, o);
+  if (n == 0 || num_segments == 0) return;
+  detail::segmented::offsets_scan<true, false, acc_t>(function, in, out, n, offsets, num_segments,
+                                                      static_cast<acc_t>(init), op, o);
+}
+
+// One result per segment: out[k] = init op x[offsets[k]] op ... op x[offsets[k+1]-1], init for
+// an empty segment; out holds num_segments elements.
+template <class In, class Offsets, class Out, class Init, class Op = plus>
+void segmented_reduce(In in, std::int64_t n, Offsets offsets, std::int64_t num_segments, Out out,
+                      Init init, Op op = {}, const options& o = {}) {
+  constexpr const char* function = "segmented_reduce";
+  using acc_t = exclusive_accumulator_t<Op, Init, input_value_t<In>>;
+  detail::check_count(function, n);
+  detail::segmented::check_segments(function, num_segments);
+  detail::check_pointer(function, "in", in, n);
+  detail::check_pointer(function, "offsets", offsets, num_segments + 1);
+  detail::check_pointer(function, "out", out, num_segments);
+  detail::segmented::check_options(function, o);
+  if (num_segments == 0) return;
+  const auto seed = static_cast<acc_t>(init);
+  // the seeded inclusive scan into scratch (n == 0: every segment is empty, no scan)
+  detail::scoped_storage scratch(function, "", nullptr, 0,
+                                 static_cast<std::size_t>(n) * sizeof(acc_t) +
+                                     detail::storage_alignment,
+                                 o.stream);
+  auto* scanned = reinterpret_cast<acc_t*>(scratch.aligned());
+  if (n > 0) {
+    detail::segmented::offsets_scan<false, true, acc_t>(function, in, scanned, n, offsets,
+                                                        num_segments, seed, op, o);
+  }
+  constexpr int threads = 256;
+  const std::int64_t blocks = detail::ceil_div(num_segments, threads);
+  if (blocks > 0x7fffffff) detail::throw_invalid(function, "num_segments", "is too large");
+  detail::segmented::gather_segment_ends_kernel<<<static_cast<unsigned>(blocks), threads, 0,
+                                                  o.stream>>>(scanned, n, offsets, num_segments,
+                                                              out, seed);
+  TALLY_CUDA_CHECK_LAUNCH("gather_segment_ends_kernel", function);
+}
+
+// ---- batched ------------------------------------------------------------------------------------
+template <class In, class Out, class Op = plus>
+void inclusive_scan_batched(In in, Out out, std::span<const std::int64_t> shape, int axis,
+                            Op op = {}, const options& o = {}) {
+  constexpr const char* function = "inclusive_scan_batched";
+  using acc_t = inclusive_accumulator_t<Op, input_value_t<In>>;
+  const detail::axis_view v = detail::checked_shape(function, shape, axis);
+  detail::segmented::check_options(function, o);
+  detail::segmented::batched<false, acc_t>(function, in, out, v,
+                                           detail::segmented::unused_init<acc_t>(), op, o);
+}
+
+template <class In, class Out, class Op = plus>
+void inclusive_scan_batched(In in, Out out, std::initializer_list<std::int64_t> shape, int axis,
+                            Op op = {}, const options& o = {}) {
+  inclusive_scan_batched(in, out, std::span<const std::int64_t>(shape.begin(), shape.size()), axis,
+                         op, o);
+}
+
+template <class In, class Out, class Init, class Op = plus>
+void exclusive_scan_batched(In in, Out out, std::span<const std::int64_t> shape, int axis,
+                            Init init, Op op = {}, const options& o = {}) {
+  constexpr const char* function = "exclusive_scan_batched";
+  using acc_t = exclusive_accumulator_t<Op, Init, input_value_t<In>>;
+  const detail::axis_view v = detail::checked_shape(function, shape, axis);
+  detail::segmented::check_options(function, o);
+  detail::segmented::batched<true, acc_t>(function, in, out, v, static_cast<acc_t>(init), op, o);
+}
+
+template <class In, class Out, class Init, class Op = plus>
+void exclusive_scan_batched(In in, Out out, std::initializer_list<std::int64_t> shape, int axis,
+                            Init init, Op op = {}, const options& o = {}) {
+  exclusive_scan_batched(in, out, std::span<const std::int64_t>(shape.begin(), shape.size()), axis,
+                         init, op, o);
+}
+
+// 2-d: axis 0 scans down each column, axis 1 along each row.
+template <class In, class Out, class Op = plus>
+void inclusive_scan_batched(In in, Out out, std::int64_t rows, std::int64_t cols, int axis,
+                            Op op = {}, const options& o = {}) {
+  detail::check_matrix("inclusive_scan_batched", rows, cols, axis);
+  const std::int64_t shape[2] = {rows, cols};
+  inclusive_scan_batched(in, out, std::span<const std::int64_t>(shape), axis, op, o);
+}
+
+template <class In, class Out, class Init, class Op = plus>
+void exclusive_scan_batched(In in, Out out, std::int64_t rows, std::int64_t cols, int axis,
+                            Init init, Op op = {}, const options& o = {}) {
+  detail::check_matrix("exclusive_scan_batched", rows, cols, axis);
+  const std::int64_t shape[2] = {rows, cols};
+  exclusive_scan_batched(in, out, std::span<const std::int64_t>(shape), axis, init, op, o);
+}
+
+}  // namespace tally
