@@ -32,9 +32,11 @@
 namespace tally::detail::chained {
 
 struct protocol {
-  template <class Descriptors, class Acc, class Op>
+  // Always deterministic (the left fold above): options.deterministic changes nothing.
+  static constexpr bool has_deterministic_mode = false;
+  template <bool, class Descriptors, class Acc, class Op>
   TALLY_DEVICE static Acc exclusive_prefix(const Descriptors& d, unsigned epoch, std::int64_t tile,
-                                           const Acc& aggregate, Op&, bool) {
+                                           const Acc& aggregate, Op&) {
     Acc value = aggregate;  // overwritten by the predecessor's inclusive value
     if (warp::lane_id() == 0) {
       // lane 0 polls; the other lanes wait at the shuffle below

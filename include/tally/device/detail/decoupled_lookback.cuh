@@ -64,20 +64,27 @@ struct delays {
 template <int SlotsPerLane, int DeterministicSlotsPerLane, class Delays,
           std::int64_t EagerTiles = 256>
 struct basic_protocol {
+  // The deterministic look-back is a kernel of its own (single_pass_scan.cuh): its wider
+  // window of 16-byte descriptors would otherwise set the register count of every scan.
+  static constexpr bool has_deterministic_mode = true;
+
   TALLY_DEVICE static void pause(std::int64_t tile, unsigned ns) {
     if (ns > 0 && tile >= EagerTiles) __nanosleep(ns);
   }
 
-  template <class Descriptors, class Acc, class Op>
+  template <bool Deterministic, class Descriptors, class Acc, class Op>
   TALLY_DEVICE static Acc exclusive_prefix(const Descriptors& d, unsigned epoch, std::int64_t tile,
-                                           const Acc& aggregate, Op& op, bool deterministic) {
+                                           const Acc& aggregate, Op& op) {
     // 1. the aggregate first
     if (warp::lane_id() == 0) {
       d.store(tile, single_pass::make_tag(epoch, single_pass::status_aggregate), aggregate);
     }
     pause(tile, Delays::initial_ns);
-    if (deterministic) return look_back<DeterministicSlotsPerLane, true>(d, epoch, tile, aggregate, op);
-    return look_back<SlotsPerLane, false>(d, epoch, tile, aggregate, op);
+    if constexpr (Deterministic) {
+      return look_back<DeterministicSlotsPerLane, true>(d, epoch, tile, aggregate, op);
+    } else {
+      return look_back<SlotsPerLane, false>(d, epoch, tile, aggregate, op);
+    }
   }
 
  private:

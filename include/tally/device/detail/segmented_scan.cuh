@@ -30,7 +30,9 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
+#include <utility>
 
 #include <cuda_runtime.h>
 
@@ -45,12 +47,103 @@
 
 namespace tally::detail::segmented {
 
+// ---- runs of Vec consecutive elements ----------------------------------------------------
+// The vectorised tile layout (single_pass_scan.cuh) hands each lane Vec consecutive
+// elements at an index that is a multiple of Vec. A run of 2, 4, 8 or 16 bytes is read
+// or written as one access when the pointer allows it (run_aligned, checked on the host);
+// any other run element by element.
+template <std::size_t Bytes>
+struct run_word {};
+template <>
+struct run_word<2> { using type = std::uint16_t; };
+template <>
+struct run_word<4> { using type = std::uint32_t; };
+template <>
+struct run_word<8> { using type = uint2; };
+template <>
+struct run_word<16> { using type = uint4; };
+
+template <int Vec, class T>
+inline constexpr bool one_access_run_v = requires { typename run_word<Vec * sizeof(T)>::type; };
+
+template <int Vec, class T>
+bool run_aligned(const T* p) {
+  if constexpr (one_access_run_v<Vec, T>) {
+    return reinterpret_cast<std::uintptr_t>(p) % (Vec * sizeof(T)) == 0;
+  } else {
+    return true;
+  }
+}
+
+template <int Vec, class T>
+TALLY_DEVICE TALLY_FORCEINLINE void load_run(const T* p, std::int64_t i, T (&x)[Vec]) {
+  if constexpr (one_access_run_v<Vec, T>) {
+    using word = typename run_word<Vec * sizeof(T)>::type;
+    const word w = *reinterpret_cast<const word*>(p + i);
+    std::memcpy(&x[0], &w, sizeof w);
+  } else {
+#pragma unroll
+    for (int k = 0; k < Vec; ++k) x[k] = p[i + k];
+  }
+}
+
+template <int Vec, class T>
+TALLY_DEVICE TALLY_FORCEINLINE void store_run(T* p, std::int64_t i, const T (&x)[Vec]) {
+  if constexpr (one_access_run_v<Vec, T>) {
+    using word = typename run_word<Vec * sizeof(T)>::type;
+    word w;
+    std::memcpy(&w, &x[0], sizeof w);
+    *reinterpret_cast<word*>(p + i) = w;
+  } else {
+#pragma unroll
+    for (int k = 0; k < Vec; ++k) p[i + k] = x[k];
+  }
+}
+
+// Reads x[k] = it[i + k]: one access for a pointer, element by element for an iterator.
+template <int Vec, class T, class It>
+TALLY_DEVICE TALLY_FORCEINLINE void read_run(const It& it, std::int64_t i, T (&x)[Vec]) {
+  if constexpr (std::is_pointer_v<It>) {
+    load_run<Vec>(static_cast<const T*>(it), i, x);
+  } else {
+#pragma unroll
+    for (int k = 0; k < Vec; ++k) x[k] = it[i + k];
+  }
+}
+
+template <int Vec, class It>
+bool run_ready(const It& it) {
+  if constexpr (std::is_pointer_v<It>) {
+    return run_aligned<Vec>(static_cast<const std::remove_cv_t<std::remove_pointer_t<It>>*>(it));
+  } else {
+    return true;
+  }
+}
+
+template <class It>
+using element_t = std::remove_cv_t<std::remove_reference_t<decltype(*std::declval<It>())>>;
+
 // ---- head sources ---------------------------------------------------------------------------
+// Each gives head(i) for one element and, for the vectorised layout, heads<Vec>(i, h) for
+// the run [i, i + Vec) (i a multiple of Vec), which reads the run's flags, keys or bitmap
+// word with one access; vector_ready<Vec>() says on the host whether it may.
 template <class Flags>
 struct flag_heads {
   Flags flags;
   TALLY_DEVICE TALLY_FORCEINLINE bool operator()(std::int64_t i) const {
     return i == 0 || static_cast<bool>(flags[i]);
+  }
+  template <int Vec>
+  TALLY_DEVICE TALLY_FORCEINLINE void heads(std::int64_t i, bool (&h)[Vec]) const {
+    element_t<Flags> f[Vec];
+    read_run<Vec>(flags, i, f);
+#pragma unroll
+    for (int k = 0; k < Vec; ++k) h[k] = static_cast<bool>(f[k]);
+    h[0] = h[0] || i == 0;
+  }
+  template <int Vec>
+  bool vector_ready() const {
+    return run_ready<Vec>(flags);
   }
 };
 
@@ -61,15 +154,41 @@ struct key_heads {
   TALLY_DEVICE TALLY_FORCEINLINE bool operator()(std::int64_t i) const {
     return i == 0 || !static_cast<bool>(equal(keys[i - 1], keys[i]));
   }
+  template <int Vec>
+  TALLY_DEVICE TALLY_FORCEINLINE void heads(std::int64_t i, bool (&h)[Vec]) const {
+    element_t<Keys> k[Vec];
+    read_run<Vec>(keys, i, k);
+    // the key before the run: the previous lane's last key, read again (an L1 hit)
+    h[0] = i == 0 || !static_cast<bool>(equal(keys[i - 1], k[0]));
+#pragma unroll
+    for (int j = 1; j < Vec; ++j) h[j] = !static_cast<bool>(equal(k[j - 1], k[j]));
+  }
+  template <int Vec>
+  bool vector_ready() const {
+    return run_ready<Vec>(keys);
+  }
 };
 
 // Segments of `len` elements. Index is uint32 when n < 2^32 (a 32-bit remainder is a
-// few instructions, a 64-bit one a few dozen).
+// few instructions, a 64-bit one a few dozen); a run takes one remainder.
 template <class Index>
 struct uniform_heads {
   Index len;
   TALLY_DEVICE TALLY_FORCEINLINE bool operator()(std::int64_t i) const {
     return static_cast<Index>(i) % len == 0;
+  }
+  template <int Vec>
+  TALLY_DEVICE TALLY_FORCEINLINE void heads(std::int64_t i, bool (&h)[Vec]) const {
+    Index m = static_cast<Index>(i) % len;  // position of i in its segment
+#pragma unroll
+    for (int k = 0; k < Vec; ++k) {
+      h[k] = m == 0;
+      m = m + 1 == len ? 0 : m + 1;
+    }
+  }
+  template <int Vec>
+  bool vector_ready() const {
+    return true;
   }
 };
 
@@ -78,12 +197,26 @@ struct bitmap_heads {
   TALLY_DEVICE TALLY_FORCEINLINE bool operator()(std::int64_t i) const {
     return i == 0 || ((__ldg(words + (i >> 5)) >> (i & 31)) & 1u) != 0;
   }
+  template <int Vec>
+  TALLY_DEVICE TALLY_FORCEINLINE void heads(std::int64_t i, bool (&h)[Vec]) const {
+    static_assert(32 % Vec == 0, "a run lies within one bitmap word");
+    const std::uint32_t bits = __ldg(words + (i >> 5)) >> (i & 31);
+#pragma unroll
+    for (int k = 0; k < Vec; ++k) h[k] = ((bits >> k) & 1u) != 0;
+    h[0] = h[0] || i == 0;
+  }
+  template <int Vec>
+  bool vector_ready() const {
+    return true;
+  }
 };
 
 // The elements a scan may read and write: all of them, or [offsets[0], offsets[S])
 // clamped to [0, n) for the offsets forms (elements outside are neither read nor written).
+// covers(i, Vec): the whole run [i, i + Vec) is inside.
 struct everything {
   TALLY_DEVICE TALLY_FORCEINLINE bool operator()(std::int64_t) const { return true; }
+  TALLY_DEVICE TALLY_FORCEINLINE bool covers(std::int64_t, int) const { return true; }
 };
 
 template <class Offsets>
@@ -95,13 +228,31 @@ struct offsets_range {
     return i >= static_cast<std::int64_t>(offsets[0]) &&
            i < static_cast<std::int64_t>(offsets[num_segments]);
   }
+  TALLY_DEVICE TALLY_FORCEINLINE bool covers(std::int64_t i, int count) const {
+    return i >= static_cast<std::int64_t>(offsets[0]) &&
+           i + count <= static_cast<std::int64_t>(offsets[num_segments]);
+  }
 };
 
 // ---- the pair iterators -------------------------------------------------------------------
 // Seeded: y_i = (h_i, h_i ? init op x_i : x_i) (exclusive scans and segmented_reduce, see
 // the top of the file); otherwise y_i = (h_i, x_i).
-template <bool Seeded, class Acc, class In, class Heads, class Range, class Op>
+// Both are vector iterators (single_pass_scan.cuh) of Vec items when the values are a
+// pointer to Acc and Vec values make 16 bytes: a run's pairs come from one 16-byte load
+// of values and the head source's run (4 bytes of uint8 flags for 4-byte values).
+template <class Acc, class It, int Vec>
+inline constexpr bool vector_values_v = [] {
+  if constexpr (std::is_pointer_v<It>) {
+    return Vec > 1 && Vec * sizeof(Acc) == 16 &&
+           std::is_same_v<std::remove_cv_t<std::remove_pointer_t<It>>, Acc>;
+  } else {
+    return false;
+  }
+}();
+
+template <bool Seeded, class Acc, class In, class Heads, class Range, class Op, int Vec>
 struct flagged_input {
+  static constexpr int vector_items = vector_values_v<Acc, In, Vec> ? Vec : 0;
   In in;
   Heads heads;
   Range range;
@@ -120,11 +271,38 @@ struct flagged_input {
     }
     return flagged<Acc>{head, x};
   }
+  template <int V>
+  TALLY_DEVICE TALLY_FORCEINLINE void load(std::int64_t i, flagged<Acc> (&y)[V]) const {
+    if (!range.covers(i, V)) {  // a run at an end of the offsets' range
+#pragma unroll
+      for (int k = 0; k < V; ++k) y[k] = (*this)[i + k];
+      return;
+    }
+    Acc x[V];
+    load_run<V>(static_cast<const Acc*>(in), i, x);
+    bool h[V];
+    heads.template heads<V>(i, h);
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+      if constexpr (Seeded) {
+        if (h[k]) x[k] = static_cast<Acc>(op(init, x[k]));
+      }
+      y[k] = flagged<Acc>{h[k], x[k]};
+    }
+  }
+  bool vector_ready() const {
+    if constexpr (vector_items > 0) {
+      return run_aligned<Vec>(static_cast<const Acc*>(in)) && heads.template vector_ready<Vec>();
+    } else {
+      return false;
+    }
+  }
 };
 
 // Stores the value of each pair: the scan's value, or init at a head of an exclusive scan.
-template <bool Exclusive, class Acc, class Out, class Heads, class Range>
+template <bool Exclusive, class Acc, class Out, class Heads, class Range, int Vec>
 struct flagged_output {
+  static constexpr int vector_items = vector_values_v<Acc, Out, Vec> ? Vec : 0;
   Out out;
   Heads heads;
   Range range;
@@ -148,18 +326,60 @@ struct flagged_output {
   TALLY_DEVICE TALLY_FORCEINLINE proxy operator[](std::int64_t i) const {
     return proxy{out, heads, range, init, i};
   }
+  template <int V>
+  TALLY_DEVICE TALLY_FORCEINLINE void store(std::int64_t i, const flagged<Acc> (&y)[V]) const {
+    if (!range.covers(i, V)) {
+#pragma unroll
+      for (int k = 0; k < V; ++k) (*this)[i + k] = y[k];
+      return;
+    }
+    Acc x[V];
+#pragma unroll
+    for (int k = 0; k < V; ++k) x[k] = y[k].value;
+    if constexpr (Exclusive) {
+      bool h[V];
+      heads.template heads<V>(i, h);  // the run's heads again (L1 or L2)
+#pragma unroll
+      for (int k = 0; k < V; ++k) x[k] = h[k] ? init : x[k];
+    }
+    store_run<V>(static_cast<Acc*>(out), i, x);
+  }
+  bool vector_ready() const {
+    if constexpr (vector_items > 0) {
+      return run_aligned<Vec>(static_cast<const Acc*>(out)) &&
+             (!Exclusive || heads.template vector_ready<Vec>());
+    } else {
+      return false;
+    }
+  }
 };
 
+// Pairs of exact values are exact: one kernel for options.deterministic too.
+}  // namespace tally::detail::segmented
+
+namespace tally::detail::single_pass {
+template <class T>
+struct exact_values<flagged<T>> : exact_values<T> {};
+}  // namespace tally::detail::single_pass
+
+namespace tally::detail::segmented {
+
 // ---- tuning ---------------------------------------------------------------------------------
-// The pair of a 4-byte value is 8 bytes (a 16-byte descriptor word), read with scalar
-// loads: 16 rows of 32 lanes per warp (tiles of 4096 elements, as many bytes of values
-// as the plain scan's 16 KiB tiles); 8-byte values 8 rows; larger ones the pair's default.
+// 4- and 8-byte values: the vectorised layout (16 bytes of values per lane and row, see
+// the pair iterators above), 128 threads x 8 rows: tiles of 4096 4-byte or 2048 8-byte
+// values (16 KiB of values; the pairs in registers take twice that). Measured on an H100
+// (docs/perf-notes.md, segmented scans, version 2): for int32 flags 128 x 8 beat 256 x 4
+// (the same tile; 1.41x against 1.56x the copy), 256 x 8, 128 x 6 and 128 x 12, and 64 x 8
+// came close; what matters is the bytes in flight per SM (registers limit the blocks).
+// Without the vector accesses (iterators, unaligned pointers) the same tile is read in
+// the scalar layout of 32 or 16 rows. Other sizes: the scalar layout, 16 rows of 256
+// threads up to 4 bytes, else the pair's default.
 template <class Acc>
 constexpr single_pass::single_pass_tuning tuning() {
-  if constexpr (sizeof(Acc) <= 4) {
+  if constexpr (sizeof(Acc) == 4 || sizeof(Acc) == 8) {
+    return {128, 8, static_cast<int>(16 / sizeof(Acc))};
+  } else if constexpr (sizeof(Acc) < 4) {
     return {256, 16, 1};
-  } else if constexpr (sizeof(Acc) <= 8) {
-    return {256, 8, 1};
   } else {
     return single_pass::default_single_pass_tuning<flagged<Acc>>();
   }
@@ -196,12 +416,13 @@ void scan(const char* function, In in, Out out, std::int64_t n, Heads heads, Acc
   using pair = flagged<Acc>;
   static_assert(std::is_same_v<Range, everything> || std::is_default_constructible_v<Acc>,
                 "the offsets forms need a default-constructible accumulator type");
-  const flagged_input<Exclusive || Seeded, Acc, In, Heads, Range, Op> input{in, heads, range,
-                                                                           init, op};
-  const flagged_output<Exclusive, Acc, Out, Heads, Range> output{out, heads, range, init};
+  constexpr single_pass::single_pass_tuning tune = tuning<Acc>();
+  const flagged_input<Exclusive || Seeded, Acc, In, Heads, Range, Op, tune.vec> input{
+      in, heads, range, init, op};
+  const flagged_output<Exclusive, Acc, Out, Heads, Range, tune.vec> output{out, heads, range,
+                                                                          init};
   const seed_value<pair, Exclusive> seed = make_seed<pair, Exclusive>(pair{true, init});
   const segmented_op<Op> pair_op{op};
-  constexpr single_pass::single_pass_tuning tune = tuning<Acc>();
   constexpr const char* query = "(none: segmented scans take no caller storage)";
   if (o.strategy == scan_strategy::chained) {
     single_pass::scan<chained::protocol, Exclusive, pair, tune>(function, query, input, output, n,

@@ -120,6 +120,49 @@ struct alignas(16) vector_of {
   Acc v[Vec];
 };
 
+// ---- vector accesses ------------------------------------------------------------------------
+// In the vectorised layout each lane reads and writes Vec consecutive items at a time, at
+// an index that is a multiple of Vec. A pointer to Acc does so with one 16-byte access.
+// An iterator may offer the same through four members (the segmented scans' pair
+// iterators do: a 16-byte load of values plus a small load of flags, segmented_scan.cuh);
+// an iterator without them gets the scalar path:
+//   static constexpr int vector_items;          the Vec it serves (0: none, scalar path)
+//   template <int Vec> void load(i, Acc (&items)[Vec]) const       (input)
+//   template <int Vec> void store(i, const Acc (&items)[Vec]) const  (output)
+//   bool vector_ready() const      (host side: these accesses are valid, e.g. aligned)
+template <class It>
+constexpr int vector_items_of() {
+  if constexpr (requires { It::vector_items; }) {
+    return It::vector_items;
+  } else {
+    return 0;
+  }
+}
+
+template <int Vec, class Acc, class In>
+TALLY_DEVICE TALLY_FORCEINLINE void load_vector(const In& in, std::int64_t i, Acc (&items)[Vec]) {
+  if constexpr (std::is_pointer_v<In>) {
+    const vector_of<Acc, Vec> v = *reinterpret_cast<const vector_of<Acc, Vec>*>(&in[i]);
+#pragma unroll
+    for (int k = 0; k < Vec; ++k) items[k] = v.v[k];
+  } else {
+    in.template load<Vec>(i, items);
+  }
+}
+
+template <int Vec, class Acc, class Out>
+TALLY_DEVICE TALLY_FORCEINLINE void store_vector(const Out& out, std::int64_t i,
+                                                 const Acc (&items)[Vec]) {
+  if constexpr (std::is_pointer_v<Out>) {
+    vector_of<Acc, Vec> v;
+#pragma unroll
+    for (int k = 0; k < Vec; ++k) v.v[k] = items[k];
+    *reinterpret_cast<vector_of<Acc, Vec>*>(&out[i]) = v;
+  } else {
+    out.template store<Vec>(i, items);
+  }
+}
+
 // items[r][k] = in[base + offset(r, k)]; a full tile reads without bounds checks, a
 // partial one pads with x_{n-1}.
 template <class L, bool Vectorised, class Acc, class In>
@@ -129,12 +172,9 @@ TALLY_DEVICE TALLY_FORCEINLINE void load_tile(In in, std::int64_t base, std::int
   const bool full = base + L::tile_items <= n;
   if constexpr (Vectorised) {
     if (full) {
-      const auto* p = reinterpret_cast<const vector_of<Acc, L::vec>*>(&in[first]);
 #pragma unroll
       for (int r = 0; r < L::rows; ++r) {
-        const vector_of<Acc, L::vec> v = p[r * 32];  // one 16-byte load
-#pragma unroll
-        for (int k = 0; k < L::vec; ++k) items[r][k] = v.v[k];
+        load_vector<L::vec>(in, first + r * L::row_items, items[r]);  // one vector per row
       }
       return;
     }
@@ -156,13 +196,9 @@ TALLY_DEVICE TALLY_FORCEINLINE void store_tile(Out out, std::int64_t base, std::
   const bool full = base + L::tile_items <= n;
   if constexpr (Vectorised) {
     if (full) {
-      auto* p = reinterpret_cast<vector_of<Acc, L::vec>*>(&out[first]);
 #pragma unroll
       for (int r = 0; r < L::rows; ++r) {
-        vector_of<Acc, L::vec> v;
-#pragma unroll
-        for (int k = 0; k < L::vec; ++k) v.v[k] = items[r][k];
-        p[r * 32] = v;  // one 16-byte store
+        store_vector<L::vec>(out, first + r * L::row_items, items[r]);  // one vector per row
       }
       return;
     }
@@ -180,16 +216,15 @@ TALLY_DEVICE TALLY_FORCEINLINE void store_tile(Out out, std::int64_t base, std::
 // ---- the kernel ----------------------------------------------------------------------------
 // Protocol (chained or decoupled look-back) provides, for warp 0 (all 32 lanes) of a tile
 // t > 0 with aggregate A_t:
-//   static Acc exclusive_prefix(descriptors, epoch, t, A_t, op, deterministic)
+//   template <bool Deterministic> static Acc exclusive_prefix(descriptors, epoch, t, A_t, op)
 // which may publish A_t first (look-back does, chained does not) and returns the
 // reduction of all tiles before t (seed included for exclusive scans) in every lane.
 // The kernel then publishes the inclusive value prefix op A_t.
-template <class Protocol, int Threads, int Rows, int Vec, bool Vectorised, bool Exclusive,
-          class Acc, class In, class Out, class Op, class Hook>
+template <class Protocol, int Threads, int Rows, int Vec, bool Vectorised, bool Deterministic,
+          bool Exclusive, class Acc, class In, class Out, class Op, class Hook>
 __global__ void __launch_bounds__(Threads)
     single_pass_kernel(In in, Out out, std::int64_t n, std::int64_t tiles,
-                       seed_value<Acc, Exclusive> seed, Op op, tile_state<Acc> state,
-                       bool deterministic, Hook hook) {
+                       seed_value<Acc, Exclusive> seed, Op op, tile_state<Acc> state, Hook hook) {
   using L = layout<Threads, Rows, Vec, Vectorised>;
   __shared__ std::int64_t tile_index;
   __shared__ unsigned tile_epoch;
@@ -262,8 +297,8 @@ __global__ void __launch_bounds__(Threads)
     if (tile == 0) {
       if constexpr (Exclusive) prefix = {seed.value, true};
     } else {
-      prefix = {Protocol::exclusive_prefix(state.descriptors, epoch, tile, aggregate, op,
-                                           deterministic),
+      prefix = {Protocol::template exclusive_prefix<Deterministic>(state.descriptors, epoch, tile,
+                                                                  aggregate, op),
                 true};
     }
     if (tiles > 1 && lane == 0) {
@@ -318,31 +353,70 @@ bool aligned_16(const P* p) {
   return reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
 }
 
+// Values whose associative operators are exact (integers): every association gives the
+// same bits, so options.deterministic needs no kernel of its own for them. (Specialised
+// for the segmented scans' pairs in segmented_scan.cuh.)
+template <class Acc>
+struct exact_values : std::is_integral<Acc> {};
+
+template <class Protocol, single_pass_tuning Tune, bool Deterministic, bool Exclusive, class Acc,
+          class In, class Out, class Op, class Hook>
+void launch_layout(const char* function, In in, Out out, std::int64_t n, std::int64_t tiles,
+                   seed_value<Acc, Exclusive> seed, Op op, tile_state<Acc> state, Hook hook,
+                   cudaStream_t stream) {
+  const auto grid = static_cast<unsigned>(tiles);
+  // Pointers to Acc itself, both 16-byte aligned, are read and written with 16-byte
+  // vectors, and so are vector iterators of the tuning's Vec that say they are ready;
+  // anything else (other iterators, other element types, a pointer offset by one
+  // element) with scalar accesses in the same striped layout.
+  constexpr bool acc_pointers = [] {
+    if constexpr (std::is_pointer_v<In> && std::is_pointer_v<Out>) {
+      using in_t = std::remove_cv_t<std::remove_pointer_t<In>>;
+      return vectorisable_v<Acc> && std::is_same_v<in_t, Acc> &&
+             std::is_same_v<std::remove_pointer_t<Out>, Acc>;
+    } else {
+      return false;
+    }
+  }();
+  constexpr bool vector_iterators =
+      vector_items_of<In>() == Tune.vec && vector_items_of<Out>() == Tune.vec;
+  if constexpr (Tune.vec > 1 && (acc_pointers || vector_iterators)) {
+    bool vectorised = false;
+    if constexpr (acc_pointers) {
+      vectorised = aligned_16(in) && aligned_16(out);
+    } else {
+      vectorised = in.vector_ready() && out.vector_ready();
+    }
+    if (vectorised) {
+      single_pass_kernel<Protocol, Tune.block_threads, Tune.rows, Tune.vec, true, Deterministic,
+                         Exclusive, Acc><<<grid, Tune.block_threads, 0, stream>>>(
+          in, out, n, tiles, seed, op, state, hook);
+      TALLY_CUDA_CHECK_LAUNCH("single_pass_kernel", function);
+      return;
+    }
+  }
+  single_pass_kernel<Protocol, Tune.block_threads, Tune.rows, Tune.vec, false, Deterministic,
+                     Exclusive, Acc><<<grid, Tune.block_threads, 0, stream>>>(in, out, n, tiles,
+                                                                             seed, op, state, hook);
+  TALLY_CUDA_CHECK_LAUNCH("single_pass_kernel", function);
+}
+
+// The deterministic kernel only where it differs: a protocol with a deterministic mode
+// of its own (look-back; the chained scan always is) and values that are not exact.
 template <class Protocol, single_pass_tuning Tune, bool Exclusive, class Acc, class In, class Out,
           class Op, class Hook>
 void launch(const char* function, In in, Out out, std::int64_t n, std::int64_t tiles,
             seed_value<Acc, Exclusive> seed, Op op, tile_state<Acc> state, bool deterministic,
             Hook hook, cudaStream_t stream) {
-  const auto grid = static_cast<unsigned>(tiles);
-  // Pointers to Acc itself, both 16-byte aligned, are read and written with 16-byte
-  // vectors; anything else (iterators, other element types, a pointer offset by one
-  // element) with scalar accesses in the same striped layout.
-  if constexpr (vectorisable_v<Acc> && std::is_pointer_v<In> && std::is_pointer_v<Out>) {
-    if constexpr (std::is_same_v<std::remove_cv_t<std::remove_pointer_t<In>>, Acc> &&
-                  std::is_same_v<std::remove_pointer_t<Out>, Acc>) {
-      if (aligned_16(in) && aligned_16(out)) {
-        single_pass_kernel<Protocol, Tune.block_threads, Tune.rows, Tune.vec, true, Exclusive, Acc>
-            <<<grid, Tune.block_threads, 0, stream>>>(in, out, n, tiles, seed, op, state,
-                                                      deterministic, hook);
-        TALLY_CUDA_CHECK_LAUNCH("single_pass_kernel", function);
-        return;
-      }
+  if constexpr (Protocol::has_deterministic_mode && !exact_values<Acc>::value) {
+    if (deterministic) {
+      launch_layout<Protocol, Tune, true, Exclusive>(function, in, out, n, tiles, seed, op, state,
+                                                     hook, stream);
+      return;
     }
   }
-  single_pass_kernel<Protocol, Tune.block_threads, Tune.rows, Tune.vec, false, Exclusive, Acc>
-      <<<grid, Tune.block_threads, 0, stream>>>(in, out, n, tiles, seed, op, state, deterministic,
-                                                hook);
-  TALLY_CUDA_CHECK_LAUNCH("single_pass_kernel", function);
+  launch_layout<Protocol, Tune, false, Exclusive>(function, in, out, n, tiles, seed, op, state,
+                                                  hook, stream);
 }
 
 // Runs one single-pass scan of n >= 1 elements (arguments checked by the caller): the

@@ -12,7 +12,7 @@
 // column): the tile publishes its column aggregates, then each column's thread walks up
 // through the tiles above, one at a time, until it meets an inclusive value.
 // One pass over the data, one launch; every shape keeps all the GPU busy:
-//   (2^20, 32) axis 0: 32 columns, 8192 tiles of 256 rows stacked in one chain;
+//   (2^20, 32) axis 0: 32 columns, 4096 tiles of 256 rows stacked in one chain;
 //   (16384, 4096) axis 0: 16 groups of 256 columns, 512 tiles of 32 rows in each chain;
 //   (2, 2^20) axis 0: lines of two elements: short_lines_kernel below, no look-back.
 //

@@ -44,9 +44,10 @@
 //               pair makes the value visible to whoever sees the tag.
 //
 // Where the state lives (host side, tile_state_registry below):
-//   - by default, in a buffer that tally keeps per (device, stream), grown when a call
-//     needs more tiles (stream-ordered allocation + memset, on that call only), reused
-//     by every later call on the stream: one launch per scan, no allocation;
+//   - by default, in a buffer that tally keeps per (device, stream, descriptor format),
+//     grown when a call needs more tiles (stream-ordered allocation + memset, on that
+//     call only), reused by every later call on the stream: one launch per scan, no
+//     allocation;
 //   - with caller storage (options.storage), in the caller's memory, zeroed by a
 //     cudaMemsetAsync before the kernel (the caller's memory holds anything);
 //   - while the stream is being captured into a CUDA graph without caller storage, in a
