@@ -40,9 +40,10 @@
 //   lengths, along another axis a tiled scan of all columns side by side with one look-back
 //   per column (device/detail/strided_scan.cuh). Launches per call: flags, keys, batched:
 //   one (plus the first-call growth of the per-stream state buffer, as for
-//   tally::inclusive_scan); offsets: two (the head bitmap, then the scan) with a
-//   stream-ordered n/8-byte allocation; segmented_reduce: three, with a stream-ordered
-//   allocation of n accumulators (the seeded scan, then a gather of segment ends).
+//   tally::inclusive_scan); offsets: three (a memset and a kernel for the head bitmap,
+//   then the scan) with a stream-ordered n/8-byte allocation; segmented_reduce: four,
+//   with a stream-ordered allocation of n accumulators (the bitmap, the seeded scan,
+//   then a gather of segment ends).
 // options.strategy: automatic or decoupled_lookback (or chained, the slow teaching form);
 //   options.block: automatic or warp_scans; options.storage must be empty (caller storage
 //   is not supported by these forms yet); options.deterministic: floating-point results

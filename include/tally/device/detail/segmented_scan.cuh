@@ -14,8 +14,8 @@
 //   key_heads      head(i) = !equal(keys[i-1], keys[i])    (scan_by_key)
 //   uniform_heads  head(i) = i % len == 0                  (batched along the last axis)
 //   bitmap_heads   bit i of a bitmap built from CSR offsets by heads_bitmap_kernel below
-//                  (segmented_scan, segmented_reduce): one extra pass over the offsets
-//                  writing n / 8 bytes, then the scan reads n / 8 bytes of bits
+//                  (segmented_scan, segmented_reduce): a memset of n / 8 bytes and one
+//                  pass over the offsets, then the scan reads n / 8 bytes of bits
 // and head(0) is always true (the first element starts a segment; its flag is not read).
 //
 // Exclusive scans (every segment starts again at init). With y_i = (h_i, h_i ? init op x_i
@@ -29,6 +29,7 @@
 // then holds init op x_s op ... op x_e, which a gather kernel copies to out[k].
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -44,6 +45,7 @@
 #include "tally/device/detail/decoupled_lookback.cuh"
 #include "tally/device/detail/single_pass_scan.cuh"
 #include "tally/device/detail/storage.cuh"
+#include "tally/warp/warp_scan.cuh"
 
 namespace tally::detail::segmented {
 
@@ -434,47 +436,44 @@ void scan(const char* function, In in, Out out, std::int64_t n, Heads heads, Acc
 }
 
 // ---- offsets -> head bitmap ---------------------------------------------------------------
-// One block per 8192 elements (256 words of 32 bits, one per thread). Two threads find the
-// offsets that fall in the block's range by binary search (offsets[0..S) are the heads;
-// offsets[S] is the end, not a head), the block sets their bits in shared memory with
-// shared atomics (several offsets may share a word), and each thread writes one word:
-// every word is written once, so no memset is needed and no global atomics are used.
-// Offsets outside [0, n) are ignored, which keeps an invalid offsets list memory-safe.
+// The bitmap is zeroed (cudaMemsetAsync, n / 8 bytes), then one thread per offset k < S
+// sets bit offsets[k] (offsets[S] is the end, not a head). Neighbouring offsets often
+// share a 32-bit word (all 32 lanes of a warp do for segments of one element), so the
+// lanes of a warp first OR their bits together per word (a log-step reduction over lanes
+// holding the same word) and only the first lane of each run of equal words does the
+// global atomicOr: at most n / 32 atomics in all, one per word. Offsets outside [0, n)
+// are ignored, which keeps an invalid offsets list memory-safe; unsorted offsets still
+// give the right bits (equal words that are not neighbours are OR-ed twice, harmlessly).
+// (Version 1 had one block per 8192 elements find its offsets by binary search and set
+// bits with shared atomics: 305 us for 2^26 one-element segments on an H100, 32 lanes
+// on one word and 26 dependent loads per block; perf-notes.md.)
 inline constexpr int bitmap_threads = 256;
-inline constexpr std::int64_t bitmap_block_items = bitmap_threads * 32;
 
 template <class Offsets>
 __global__ void __launch_bounds__(bitmap_threads)
     heads_bitmap_kernel(Offsets offsets, std::int64_t num_segments, std::int64_t n,
                         std::uint32_t* words) {
-  __shared__ std::uint32_t bits[bitmap_threads];
-  __shared__ std::int64_t bounds[2];
-  const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * bitmap_block_items;
-  bits[threadIdx.x] = 0;
-  if (threadIdx.x < 2) {
-    // the first k in [0, S) with offsets[k] >= first (thread 0) / >= first + block (thread 1)
-    const std::int64_t target = first + (threadIdx.x == 0 ? 0 : bitmap_block_items);
-    std::int64_t lo = 0, hi = num_segments;
-    while (lo < hi) {
-      const std::int64_t mid = lo + (hi - lo) / 2;
-      if (static_cast<std::int64_t>(offsets[mid]) < target) {
-        lo = mid + 1;
-      } else {
-        hi = mid;
-      }
+  const int lane = warp::lane_id();
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * bitmap_threads;
+  // every lane of a warp runs the same iterations (the shuffles need all 32)
+  for (std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * bitmap_threads +
+                            (threadIdx.x & ~31u);
+       first < num_segments; first += stride) {
+    const std::int64_t k = first + lane;
+    const std::int64_t p = k < num_segments ? static_cast<std::int64_t>(offsets[k]) : -1;
+    const bool valid = p >= 0 && p < n;
+    // lanes without a bit take a word no other lane has (negative)
+    const std::int64_t word = valid ? p >> 5 : -1 - lane;
+    std::uint32_t bits = valid ? 1u << (p & 31) : 0u;
+#pragma unroll
+    for (int d = 1; d < 32; d *= 2) {
+      const std::uint32_t other_bits = __shfl_down_sync(warp::full_mask, bits, d);
+      const std::int64_t other_word = __shfl_down_sync(warp::full_mask, word, d);
+      if (lane + d < 32 && other_word == word) bits |= other_bits;
     }
-    bounds[threadIdx.x] = lo;
+    const std::int64_t previous_word = __shfl_up_sync(warp::full_mask, word, 1);
+    if (valid && (lane == 0 || previous_word != word)) atomicOr(words + word, bits);
   }
-  __syncthreads();  // the zeroed words and the bounds are visible to every thread
-  for (std::int64_t k = bounds[0] + threadIdx.x; k < bounds[1]; k += bitmap_threads) {
-    const auto p = static_cast<std::int64_t>(offsets[k]) - first;
-    if (p >= 0 && p < bitmap_block_items && first + p < n) {
-      atomicOr(&bits[p >> 5], 1u << (p & 31));
-    }
-  }
-  __syncthreads();  // every bit is set before the words are written out
-  const std::int64_t w = first / 32 + threadIdx.x;
-  if (w * 32 < n) words[w] = bits[threadIdx.x];
 }
 
 inline std::size_t bitmap_bytes(std::int64_t n) {
@@ -484,8 +483,12 @@ inline std::size_t bitmap_bytes(std::int64_t n) {
 template <class Offsets>
 void build_bitmap(const char* function, Offsets offsets, std::int64_t num_segments, std::int64_t n,
                   std::uint32_t* words, cudaStream_t stream) {
-  const auto grid = static_cast<unsigned>(ceil_div(n, bitmap_block_items));
-  heads_bitmap_kernel<<<grid, bitmap_threads, 0, stream>>>(offsets, num_segments, n, words);
+  TALLY_CUDA_CHECK(cudaMemsetAsync(words, 0, bitmap_bytes(n), stream), function);
+  if (num_segments == 0) return;
+  // enough blocks to fill the GPU; each thread strides over the offsets
+  const std::int64_t blocks = std::min<std::int64_t>(ceil_div(num_segments, bitmap_threads), 4096);
+  heads_bitmap_kernel<<<static_cast<unsigned>(blocks), bitmap_threads, 0, stream>>>(
+      offsets, num_segments, n, words);
   TALLY_CUDA_CHECK_LAUNCH("heads_bitmap_kernel", function);
 }
 
