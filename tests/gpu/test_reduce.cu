@@ -13,6 +13,7 @@
 
 #include "../common/test_support.hpp"
 #include "test_reduce_common.cuh"
+#include "tally/device/scan.cuh"
 
 namespace {
 
@@ -456,11 +457,14 @@ TEST(Reduce, CallerStorage) {
   tally::options o;
   o.storage = storage.get();
 
-  // No allocation from tally's pool: its high-water mark stays at 0 (a call without
-  // caller storage raises it, which shows the check can fail).
+  // No allocation from tally's pool: its high-water mark stays where it was (the memory in
+  // use at the start: the per-stream tile states that earlier tests left in the pool); a
+  // call without caller storage raises it, which shows the check can fail.
   cudaMemPool_t pool = tally::detail::scratch_pool("test");
   std::uint64_t zero = 0;
+  std::uint64_t base = 0;
   TALLY_TEST_CUDA(cudaDeviceSynchronize());
+  TALLY_TEST_CUDA(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &base));
   TALLY_TEST_CUDA(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &zero));
   for (int run = 0; run < 3; ++run) {
     out.poison();
@@ -473,10 +477,10 @@ TEST(Reduce, CallerStorage) {
   }
   std::uint64_t high = 1;
   TALLY_TEST_CUDA(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &high));
-  EXPECT_EQ(high, 0u) << "a call with caller storage allocated from the pool";
-  EXPECT_EQ(tally::reduce(d, n, 0), want);  // without caller storage: allocates the partials
+  EXPECT_EQ(high, base) << "a call with caller storage allocated from the pool";
+  EXPECT_EQ(tally::reduce(d, n, 0), want);  // without caller storage: allocates the result slot
   TALLY_TEST_CUDA(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &high));
-  EXPECT_GT(high, 0u) << "the pool check cannot see allocations";
+  EXPECT_GT(high, base) << "the pool check cannot see allocations";
 
   // Captured in a CUDA graph and replayed: the counter is zeroed inside the graph.
   cudaStream_t stream = nullptr;
@@ -492,6 +496,63 @@ TEST(Reduce, CallerStorage) {
   TALLY_TEST_CUDA(cudaGraphInstantiate(&exec, graph, 0));
   for (int replay = 0; replay < 3; ++replay) {
     TALLY_TEST_CUDA(cudaMemsetAsync(out.data(), 0xA5, sizeof(std::int32_t), stream));
+    TALLY_TEST_CUDA(cudaGraphLaunch(exec, stream));
+    TALLY_TEST_CUDA(cudaStreamSynchronize(stream));
+    EXPECT_EQ(out.download()[0], want) << "graph replay " << replay;
+  }
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaStreamDestroy(stream);
+}
+
+// ---- the descriptor finish (float sums and every operator but integer plus) ------------------
+// Its state lives in caller storage (garbage before the call), in a call-owned allocation
+// while a graph is captured, or in the stream's tile state, which the single-pass scans on
+// the same stream share: a reduce between two scans must leave it usable for both.
+TEST(Reduce, DescriptorFinishStorage) {
+  const std::int64_t n = quick() ? 300001 : 3000001;
+  const auto h = exact_input<float>(static_cast<std::size_t>(n), 1350, false);
+  double wide = 0.25;
+  for (auto x : h) wide += x;
+  const auto want = static_cast<float>(wide);
+  device_buffer<float> in(h), out(1), scanned(static_cast<std::size_t>(n));
+  const float* d = in.data();
+  cudaStream_t stream = nullptr;
+  TALLY_TEST_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  tally::options o;
+  o.stream = stream;
+
+  caller_storage storage(tally::reduce_storage_bytes<const float*, float>(n));
+  tally::options oc = o;
+  oc.storage = storage.get();
+  for (int run = 0; run < 3; ++run) {
+    out.poison();
+    tally::reduce_into(d, n, out.data(), 0.25f, tally::plus{}, oc);
+    TALLY_TEST_CUDA(cudaStreamSynchronize(stream));
+    EXPECT_EQ(out.download()[0], want) << "caller storage, run " << run;
+  }
+
+  // Interleaved with scans on the same stream (the same per-stream state).
+  for (int run = 0; run < 3; ++run) {
+    tally::inclusive_scan(d, scanned.data(), n, tally::plus{}, o);
+    out.poison();
+    tally::reduce_into(d, n, out.data(), 0.25f, tally::plus{}, o);
+    tally::inclusive_scan(d, scanned.data(), n, tally::plus{}, o);
+    TALLY_TEST_CUDA(cudaStreamSynchronize(stream));
+    EXPECT_EQ(out.download()[0], want) << "between scans, run " << run;
+    EXPECT_EQ(static_cast<double>(scanned.download()[static_cast<std::size_t>(n - 1)]), wide - 0.25)
+        << "the scan after a reduce, run " << run;
+  }
+
+  // Captured without caller storage, replayed.
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  TALLY_TEST_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+  tally::reduce_into(d, n, out.data(), 0.25f, tally::plus{}, o);
+  TALLY_TEST_CUDA(cudaStreamEndCapture(stream, &graph));
+  TALLY_TEST_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+  for (int replay = 0; replay < 3; ++replay) {
+    out.poison();
     TALLY_TEST_CUDA(cudaGraphLaunch(exec, stream));
     TALLY_TEST_CUDA(cudaStreamSynchronize(stream));
     EXPECT_EQ(out.download()[0], want) << "graph replay " << replay;

@@ -108,8 +108,12 @@ std::vector<std::int64_t> reduce_sizes(std::int64_t max_n) {
   const std::int64_t single_block =
       tally::detail::reduction::reduce_tuning::single_block_max_bytes / static_cast<std::int64_t>(sizeof(T));
   std::set<std::int64_t> s(v.begin(), v.end());
+  // where the single pass's grid reaches its cap (threads x finish_reads blocks of one
+  // vector step, `tile`, each), just below and above
+  const std::int64_t capped = tile * tally::detail::reduction::reduce_tuning::threads *
+                              tally::detail::reduction::reduce_tuning::finish_reads;
   for (std::int64_t k : {single_block - 1, single_block, single_block + 1, std::int64_t{1000},
-                         std::int64_t{1000000}, std::int64_t{1} << 20}) {
+                         std::int64_t{1000000}, std::int64_t{1} << 20, capped - 1, capped + 1}) {
     if (k >= 0 && k <= max_n) s.insert(k);
   }
   return std::vector<std::int64_t>(s.begin(), s.end());

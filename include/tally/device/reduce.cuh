@@ -30,24 +30,31 @@
 // arithmetic types (any alignment of the pointer to its element: the unaligned head and
 // tail are read one by one); every other operator is reduced in order through shared
 // memory (consecutive chunks), which is correct for any associative operator. The last
-// block to finish combines the per-block partials in block order. Inputs up to 32 KiB
-// are reduced by one block.
+// block to finish combines the per-block totals in block order: integer sums of at most
+// 32 bits through one 64-bit atomic that carries both the count of blocks and the sum,
+// everything else through epoch-tagged descriptors in the single-pass scans' tile state
+// (no fence, no reset). Inputs up to 32 KiB are reduced by one block.
 //
-// Determinism: every path combines in an order fixed by n and the device (no atomics on
-// values), so float results are identical run to run on the same device; options.
-// deterministic changes nothing here. Results can differ between devices with different
-// SM counts, and from the sequential order (within the usual floating-point bounds).
+// Determinism: every path combines in an order fixed by n and the device (the only atomic
+// that carries values adds integers, exact in any order), so float results are identical
+// run to run on the same device; options.deterministic changes nothing here. Results can
+// differ between devices with different SM counts, and from the sequential order (within
+// the usual floating-point bounds).
 //
-// Storage: without options.storage, the partials come from tally's stream-ordered pool
-// (device/detail/storage.cuh) and the finish counter from a ring of counters kept per
-// device (allocated and zeroed by the first reduce on the device: a cudaMalloc, so not
-// inside a stream capture). With options.storage.data != nullptr nothing is allocated:
-// the partials, the counter and (for reduce) the result slot live in the caller's
-// storage; the counter is zeroed by a cudaMemsetAsync of 4 bytes on options.stream before
-// the launch, so the storage may hold anything. This is the form to capture in a CUDA
-// graph (reduce_into; reduce waits on the host). Too small storage throws
-// std::invalid_argument naming reduce_storage_bytes. reduce (returning a value) copies
-// the result into pageable host memory and synchronises options.stream.
+// Storage: without options.storage nothing is allocated for reduce_into: integer sums take
+// their finish word from a ring of words kept per device (allocated and zeroed by the
+// first such reduce on the device: a cudaMalloc, so not inside a stream capture); other
+// reduces use the tile state tally keeps per (device, stream) for the single-pass scans
+// (device/detail/tile_state.cuh), or, while the stream is being captured, a stream-ordered
+// allocation of the call zeroed by a memset (a graph may be replayed on any stream). reduce
+// (returning a value) also takes its result slot from tally's stream-ordered pool
+// (device/detail/storage.cuh). With options.storage.data != nullptr nothing is allocated:
+// the finish word or tile state and (for reduce) the result slot live in the caller's
+// storage, zeroed by a cudaMemsetAsync on options.stream before the launch (8 bytes for
+// the word; the state's size otherwise), so the storage may hold anything. This is the
+// form to capture in a CUDA graph (reduce_into; reduce waits on the host). Too small
+// storage throws std::invalid_argument naming reduce_storage_bytes. reduce (returning a
+// value) copies the result into pageable host memory and synchronises options.stream.
 //
 // The course's reductions, for teaching and measurement (each in its own header in
 // device/detail/, documented there and in docs/algorithms.md), all asynchronous and
@@ -147,10 +154,15 @@ using tally::reduction::algorithm;
 template <class Acc>
 struct reduce_pieces {
   Acc* result = nullptr;        // reduce (returning a value): the device's copy of it
-  Acc* a = nullptr;             // partials, or the first level buffer
+  Acc* a = nullptr;             // partials (chunked), or the first level buffer
   Acc* b = nullptr;             // the second level buffer (tree, block)
-  unsigned* counter = nullptr;  // single pass with caller storage: the finish counter
+  unsigned long long* word = nullptr;  // single pass, packed finish, caller storage: the word
+  unsigned char* state = nullptr;      // single pass, descriptor finish, in this storage
 };
+
+// The single pass's finish (single_pass_reduction.cuh): one packed word, or a tile state.
+template <class Acc, class Op>
+inline constexpr bool packed_finish_v = single_pass::packed_finish_v<Op, Acc>;
 
 // The grid of the algorithms whose grid depends on the device (0: not applicable).
 template <algorithm Algo, class Acc, class In, class Op>
@@ -170,9 +182,12 @@ int grid_of(const char* function, std::int64_t n) {
 }
 
 // The same sequence of take() calls sizes the storage (null base) and hands it out.
-template <algorithm Algo, class Acc>
+// in_storage: the single pass keeps its finish word or tile state in this storage (caller
+// storage, or a call-owned allocation while a graph is captured) instead of tally's ring
+// or per-stream state.
+template <algorithm Algo, class Acc, class Op>
 reduce_pieces<Acc> carve(storage_carver& c, std::int64_t n, int grid, bool with_result,
-                         bool counter_in_storage) {
+                         bool in_storage) {
   reduce_pieces<Acc> p;
   if (with_result) p.result = c.take<Acc>(1);
   if constexpr (Algo == algorithm::tree) {
@@ -182,9 +197,12 @@ reduce_pieces<Acc> carve(storage_carver& c, std::int64_t n, int grid, bool with_
   } else if constexpr (Algo == algorithm::chunked || Algo == algorithm::chunked_consecutive) {
     p.a = c.take<Acc>(static_cast<std::size_t>(grid));
   } else if constexpr (Algo == algorithm::single_pass) {
-    if (grid > 1) {
-      p.a = c.take<Acc>(static_cast<std::size_t>(grid));
-      if (counter_in_storage) p.counter = c.take<unsigned>(1);
+    if (grid > 1 && in_storage) {
+      if constexpr (packed_finish_v<Acc, Op>) {
+        p.word = c.take<unsigned long long>(1);
+      } else {
+        p.state = c.take<unsigned char>(::tally::detail::single_pass::state_bytes<Acc>(grid));
+      }
     }
   }
   return p;
@@ -194,7 +212,7 @@ template <algorithm Algo, class Acc, class In, class Op>
 std::size_t storage_bytes(const char* function, std::int64_t n, bool with_result) {
   if (n == 0) return 0;
   storage_carver sizer;
-  (void)carve<Algo, Acc>(sizer, n, grid_of<Algo, Acc, In, Op>(function, n), with_result, true);
+  (void)carve<Algo, Acc, Op>(sizer, n, grid_of<Algo, Acc, In, Op>(function, n), with_result, true);
   return with_alignment_slack(sizer.used());
 }
 
@@ -202,7 +220,8 @@ template <class Acc, class Out, class Op>
 inline constexpr bool atomic_ok_v =
     tally::reduction::supports_atomic_v<Op, Acc> && std::is_same_v<Out, Acc*>;
 
-// Launches algorithm Algo on n >= 1 elements into *out.
+// Launches algorithm Algo on n >= 1 elements into *out (all but the single pass, which
+// with_storage launches with its finish target).
 template <algorithm Algo, class Acc, class In, class Out, class Op>
 void launch(const char* function, In in, std::int64_t n, Out out, Acc init, Op op, int grid,
             const reduce_pieces<Acc>& p, cudaStream_t stream) {
@@ -214,47 +233,82 @@ void launch(const char* function, In in, std::int64_t n, Out out, Acc init, Op o
     chunked::run<true>(function, in, n, out, init, op, grid, p.a, stream);
   } else if constexpr (Algo == algorithm::chunked_consecutive) {
     chunked::run<false>(function, in, n, out, init, op, grid, p.a, stream);
-  } else if constexpr (Algo == algorithm::atomic) {
+  } else {
+    static_assert(Algo == algorithm::atomic);
     static_assert(atomic_ok_v<Acc, Out, Op>,
                   "tally::reduction::atomic: needs a hardware atomic for the operator and "
                   "accumulator type, and an output of type Acc*");
     atomic::run(function, in, n, out, init, op, stream);
-  } else {
-    single_pass::run(function, in, n, out, init, op, grid, p.a, p.counter, stream);
   }
 }
 
-// Allocates (or checks the caller's) storage, prepares the finish counter, launches, and
-// calls then(pieces) while the storage is still held. With WithResult the result goes to
-// pieces.result (and `out` is ignored).
+// The single pass: prepares the finish target, then launches. With grid > 1 the target is
+//   packed finish:      a word of the caller's storage zeroed by a 8-byte memset (the
+//                       storage may hold anything), else a word of tally's ring (zero,
+//                       and left zero by the last call on it);
+//   descriptor finish:  a tile state in this call's storage (caller storage, or a
+//                       call-owned allocation while the stream is captured: a graph may be
+//                       replayed on any stream), zeroed by a memset, else the stream's
+//                       reusable tile state (tile_state_registry: no memset, no
+//                       allocation; the lease's lock is held until the kernel is queued).
+template <class Acc, class In, class Out, class Op>
+void launch_single_pass(const char* function, In in, std::int64_t n, Out out, Acc init, Op op,
+                        int grid, const reduce_pieces<Acc>& p, bool in_storage,
+                        cudaStream_t stream) {
+  namespace sp = ::tally::detail::single_pass;
+  single_pass::finish_target<Acc> target;
+  if (grid == 1) {
+    single_pass::run(function, in, n, out, init, op, grid, target, stream);
+  } else if constexpr (packed_finish_v<Acc, Op>) {
+    if (in_storage) {
+      TALLY_CUDA_CHECK(cudaMemsetAsync(p.word, 0, sizeof(unsigned long long), stream), function);
+      target.word = p.word;
+    } else {
+      target.word = finish_word(function);
+    }
+    single_pass::run(function, in, n, out, init, op, grid, target, stream);
+  } else if (in_storage) {
+    TALLY_CUDA_CHECK(cudaMemsetAsync(p.state, 0, sp::state_bytes<Acc>(grid), stream), function);
+    target.state = sp::tile_state<Acc>::at(p.state, grid);
+    single_pass::run(function, in, n, out, init, op, grid, target, stream);
+  } else {
+    const auto lease = sp::tile_state_registry::instance().acquire(
+        function, stream, grid, sp::descriptor_format<Acc>,
+        [](std::int64_t capacity) { return sp::state_bytes<Acc>(capacity); });
+    target.state = sp::tile_state<Acc>::at(lease.data, lease.capacity);
+    single_pass::run(function, in, n, out, init, op, grid, target, stream);
+  }
+}
+
+// Allocates (or checks the caller's) storage, launches, and calls then(pieces) while the
+// storage is still held. With WithResult the result goes to pieces.result (and `out` is
+// ignored).
 template <algorithm Algo, bool WithResult, class Acc, class In, class Out, class Op, class Then>
 void with_storage(const char* function, const char* query, In in, std::int64_t n, Out out,
                   Acc init, Op op, const options& o, Then then) {
   constexpr bool with_result = WithResult;
   const cudaStream_t stream = o.stream;
   const int grid = grid_of<Algo, Acc, In, Op>(function, n);
-  const bool caller = o.storage.data != nullptr;
+  bool in_storage = o.storage.data != nullptr;
+  if constexpr (Algo == algorithm::single_pass && !packed_finish_v<Acc, Op>) {
+    if (!in_storage && grid > 1) {
+      cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+      TALLY_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture), function);
+      in_storage = capture != cudaStreamCaptureStatusNone;
+    }
+  }
   storage_carver sizer;
-  (void)carve<Algo, Acc>(sizer, n, grid, with_result, caller);
+  (void)carve<Algo, Acc, Op>(sizer, n, grid, with_result, in_storage);
   scoped_storage storage(function, query, o.storage.data, o.storage.bytes,
                          with_alignment_slack(sizer.used()), stream);
   storage_carver carver(storage.aligned());
-  reduce_pieces<Acc> p = carve<Algo, Acc>(carver, n, grid, with_result, caller);
+  reduce_pieces<Acc> p = carve<Algo, Acc, Op>(carver, n, grid, with_result, in_storage);
+  Out target = out;
+  if constexpr (WithResult) target = p.result;
   if constexpr (Algo == algorithm::single_pass) {
-    if (grid > 1) {
-      if (caller) {
-        // The caller's storage may hold anything: the counter must start at 0.
-        TALLY_CUDA_CHECK(cudaMemsetAsync(p.counter, 0, sizeof(unsigned), stream), function);
-      } else {
-        p.counter = reduce_counter(function);  // zero, and left zero by the last call on it
-      }
-    }
-  }
-  if constexpr (WithResult) {
-    (void)out;
-    launch<Algo>(function, in, n, p.result, init, op, grid, p, stream);
+    launch_single_pass(function, in, n, target, init, op, grid, p, in_storage, stream);
   } else {
-    launch<Algo>(function, in, n, out, init, op, grid, p, stream);
+    launch<Algo>(function, in, n, target, init, op, grid, p, stream);
   }
   then(p);  // before `storage` is freed (stream-ordered) at the end of this scope
 }

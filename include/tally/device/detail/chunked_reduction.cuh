@@ -118,7 +118,8 @@ __global__ void __launch_bounds__(Threads)
     partials_kernel(const Acc* partials, std::int64_t count, Acc init, Op op, Out out) {
   __shared__ in_order_storage<Acc, Threads> storage;
   // Written by the previous kernel: the launch boundary makes them visible, plain loads.
-  const Acc total = reduce_in_order<false, Threads>(partials, count, op, storage);
+  const Acc total =
+      reduce_in_order<Threads>(count, [&](std::int64_t i) { return partials[i]; }, op, storage);
   if (threadIdx.x == 0) *out = static_cast<Acc>(op(init, total));
 }
 

@@ -4,16 +4,15 @@
 //   maybe<T>, maybe_op<Op>   "a value or nothing": reduces partial tiles without an
 //                            identity (nothing op x = x = x op nothing)
 //   valid_block_reduce       block reduce of a tile's first `valid` items, in order
-//   reduce_in_order          one block reduces an array of partials in index order
+//   reduce_in_order          one block reduces `count` partials in index order
 //   write_value_kernel, finish_kernel
 //                            the one-thread launches that write op(init, total)
 //   resident_grid            how many blocks of a kernel fit on the device at once
-//   reduce_counter           a zeroed counter for the single-pass finish (a ring per device)
+//   finish_word              a zeroed word for the single-pass packed finish (a ring per device)
 //   storage_carver           hands out aligned pieces of one temporary allocation
 #pragma once
 
 #include <atomic>
-#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -35,6 +34,9 @@ namespace tally::detail::reduction {
 // ---- tuning (first choices, not measured optima: the lead tunes them from GPU runs) ----
 struct reduce_tuning {
   static constexpr int threads = 256;             // every reduction kernel
+  // The single pass's grid is at most threads x finish_reads blocks: each thread of the
+  // finishing block reads that many block totals, all loads issued before any wait.
+  static constexpr int finish_reads = 2;
   static constexpr int vectors_per_thread = 4;    // 16-byte loads in flight per thread and step
   static constexpr int scalar_unroll = 4;         // element loads in flight (iterator inputs)
   // The single-pass reduce uses one block (no partials, no counter) up to this many
@@ -76,31 +78,6 @@ struct maybe_op {
   }
 };
 
-// ---- loads of values other blocks wrote in the same kernel -------------------------------
-// ld.global.cg: cached in L2 only, so never a stale line of this SM's (incoherent) L1.
-// Types whose size is a multiple of 4 are read as 32-bit words; others byte by byte
-// through volatile (no L1 either).
-template <class T>
-TALLY_DEVICE TALLY_FORCEINLINE T load_cg(const T* p) {
-  static_assert(std::is_trivially_copyable_v<T>, "tally: reduced types must be trivially copyable");
-  if constexpr (sizeof(T) % 4 == 0 && alignof(T) >= 4) {
-    struct words_t {
-      unsigned w[sizeof(T) / 4];
-    } words;
-    const auto* src = reinterpret_cast<const unsigned*>(p);
-#pragma unroll
-    for (int i = 0; i < static_cast<int>(sizeof(T) / 4); ++i) words.w[i] = __ldcg(src + i);
-    return std::bit_cast<T>(words);
-  } else {
-    struct bytes_t {
-      unsigned char b[sizeof(T)];
-    } bytes;
-    const volatile unsigned char* src = reinterpret_cast<const volatile unsigned char*>(p);
-    for (int i = 0; i < static_cast<int>(sizeof(T)); ++i) bytes.b[i] = src[i];
-    return std::bit_cast<T>(bytes);
-  }
-}
-
 // ---- block reduce of the first `valid` items of a tile, in order --------------------------
 // Items in the BLOCKED arrangement (thread t holds tile positions t*Items .. t*Items+Items-1).
 // A full tile uses block::block_reduce directly; a partial one marks the places past
@@ -137,32 +114,26 @@ class valid_block_reduce {
 };
 
 // ---- one block reduces `count` >= 1 partials in index order ------------------------------
-// Thread t folds the consecutive partials [t*k, t*k + k) (k = ceil(count / Threads)), then
-// the threads' results are block-reduced in thread order. Partials written by other
-// blocks of the same kernel are read with load_cg (see the single-pass finish).
+// Thread t folds the consecutive partials [t*k, t*k + k) (k = ceil(count / Threads)), read
+// with read(i), then the threads' results are block-reduced in thread order.
 template <class Acc, int Threads>
 struct in_order_storage {
   typename block::block_reduce<maybe<Acc>, Threads, 1>::TempStorage reduce;
 };
 
-template <bool FromOtherBlocks, int Threads, class Acc, class Op>
-TALLY_DEVICE Acc reduce_in_order(const Acc* partials, std::int64_t count, Op op,
+template <int Threads, class Acc, class Read, class Op>
+TALLY_DEVICE Acc reduce_in_order(std::int64_t count, Read read, Op op,
                                  in_order_storage<Acc, Threads>& storage) {
   const std::int64_t per_thread = ceil_div(count, Threads);
   const std::int64_t begin = static_cast<std::int64_t>(threadIdx.x) * per_thread;
   const std::int64_t end = begin + per_thread < count ? begin + per_thread : count;
-  auto read = [&](std::int64_t i) -> Acc {
-    if constexpr (FromOtherBlocks) {
-      return load_cg(partials + i);
-    } else {
-      return partials[i];
-    }
-  };
-  maybe<Acc> mine{read(0), false};  // partials[0] exists (count >= 1); a placeholder value
-  if (begin < end) {
+  maybe<Acc> mine;
+  mine.valid = begin < end;
+  if (mine.valid) {
     mine.value = read(begin);
-    mine.valid = true;
     for (std::int64_t i = begin + 1; i < end; ++i) mine.value = static_cast<Acc>(op(mine.value, read(i)));
+  } else {
+    memset(&mine.value, 0, sizeof(Acc));  // never combined; defined bits for the shuffles
   }
   return block::block_reduce<maybe<Acc>, Threads, 1>(storage.reduce).reduce(mine, maybe_op<Op>{op}).value;
 }
@@ -213,28 +184,28 @@ int resident_grid(int threads, const char* function) {
   return blocks;
 }
 
-// ---- the counter of the single-pass finish --------------------------------------------------
-// The last block to finish is the one that takes ticket gridDim.x - 1 from a counter that
-// was 0 when the kernel started; it sets the counter back to 0 when it is done, so no
-// launch is needed to zero it before the next call. Calls without caller storage take
-// their counter from a ring of counters per device, allocated and zeroed once (the first
-// reduce on a device pays for a cudaMalloc and a zeroing on a private stream; it must not
-// be inside a stream capture). Each call takes the next slot: calls in flight at the same
-// time on different streams use different counters unless more than `ring_slots` calls
-// are in flight at once. (Calls with caller storage keep their counter there instead.)
-inline constexpr std::size_t counter_ring_slots = std::size_t{1} << 16;
+// ---- the word of the single-pass packed finish ---------------------------------------------
+// Integer sums finish with one 64-bit word that is 0 at launch (single_pass_reduction.cuh);
+// the last block to arrive sets it back to 0, so no launch is needed to zero it before the
+// next call. Calls without caller storage take their word from a ring of words per device,
+// allocated and zeroed once (the first such reduce on a device pays for a cudaMalloc and a
+// zeroing on a private stream; it must not be inside a stream capture). Each call takes the
+// next slot: calls in flight at the same time on different streams use different words
+// unless more than `ring_slots` calls are in flight at once. (Calls with caller storage keep
+// their word there instead.)
+inline constexpr std::size_t finish_ring_slots = std::size_t{1} << 16;
 
-inline unsigned* reduce_counter(const char* function) {
+inline unsigned long long* finish_word(const char* function) {
   static std::mutex mutex;
-  static unsigned* rings[64] = {};
+  static unsigned long long* rings[64] = {};
   static std::atomic<std::uint64_t> next[64] = {};
   const int device = current_device(function);
-  unsigned* ring = nullptr;
+  unsigned long long* ring = nullptr;
   {
     const std::lock_guard<std::mutex> lock(mutex);
     if (rings[device] == nullptr) {
       void* p = nullptr;
-      const std::size_t bytes = counter_ring_slots * sizeof(unsigned);
+      const std::size_t bytes = finish_ring_slots * sizeof(unsigned long long);
       TALLY_CUDA_CHECK(cudaMalloc(&p, bytes), function);
       cudaStream_t stream = nullptr;
       TALLY_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), function);
@@ -243,11 +214,11 @@ inline unsigned* reduce_counter(const char* function) {
       (void)cudaStreamDestroy(stream);
       if (done != cudaSuccess) (void)cudaFree(p);
       TALLY_CUDA_CHECK(done, function);
-      rings[device] = static_cast<unsigned*>(p);  // kept for the life of the process
+      rings[device] = static_cast<unsigned long long*>(p);  // kept for the life of the process
     }
     ring = rings[device];
   }
-  return ring + next[device].fetch_add(1, std::memory_order_relaxed) % counter_ring_slots;
+  return ring + next[device].fetch_add(1, std::memory_order_relaxed) % finish_ring_slots;
 }
 
 // ---- carving one temporary allocation into aligned pieces -------------------------------------

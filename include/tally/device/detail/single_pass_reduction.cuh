@@ -2,12 +2,19 @@
 // reduction in one launch, finished by the last block to arrive.
 //
 // Algorithm: Brent's chunked reduction (chunked_reduction.cuh) with the second kernel
-// folded into the first, as in the "threadfence reduction" of the CUDA programming guide
+// folded into the first, after the "threadfence reduction" of the CUDA programming guide
 // (memory fence functions; NVIDIA CUDA samples, threadFenceReduction): every block
-// writes its partial, fences, and takes a ticket from an atomic counter; the block that
-// draws the last ticket knows every partial is written, reduces them in index order and
-// writes init op total. It then sets the counter back to 0, so the next call needs no
-// launch to zero it.
+// publishes its total and takes a ticket from an atomic counter; the block that draws the
+// last ticket reduces the totals in block order and writes init op total.
+//
+// The finish is where a small reduce spends its time (docs/perf-notes.md, "The single-pass
+// reduce's finish": the fenced version cost about 2.6 us of a 6.9 us reduce of 2^20
+// int32 on an H200). So there is no fence and no counter to reset:
+//   - integer sums of at most 32 bits: one 64-bit atomic per block carries both the
+//     arrival count and the sum (packed_finish_v below);
+//   - everything else: each block stores its total as an epoch-tagged descriptor and
+//     draws a ticket from the tile state the single-pass scans use (tile_state.cuh); the
+//     last ticket polls the tags, which say by themselves that the values are there.
 //
 // Per block, as chunked_reduction.cuh:
 //   - commutative operators with an identity (plus, min, max, bit ops on arithmetic
@@ -20,20 +27,15 @@
 //   - every other operator takes the consecutive cut (tiles through shared memory, in
 //     order), correct for any associative operator.
 // Small inputs (up to reduce_tuning::single_block_max_bytes) use one block, which writes
-// the result itself: no partials, no counter, no finish.
+// the result itself: no descriptors, no ticket, no finish.
 //
 // Deterministic: the cut of the input into blocks and threads depends on n and the
-// device's resident grid only, and the last block combines the partials in block order,
-// whichever block arrives last. Float results are identical run to run on a device.
-//
-// Memory ordering of the finish (see finish_in_last_block): the partial is stored, then
-// __threadfence() (fence.sc.gpu: the store is visible device-wide before anything this
-// thread does afterwards), then the atomicAdd on the counter. The thread that draws the
-// last ticket has observed every other block's increment, each made after that block's
-// fenced partial store; it fences again (acquire side) before __syncthreads() hands the
-// news to its block, and the partials are then read with ld.global.cg (L2: no stale L1).
+// device's resident grid only, and the last block combines the totals in block order,
+// whichever block arrives last (the packed finish adds integers, exact in any order).
+// Float results are identical run to run on a device.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -43,6 +45,7 @@
 #include "tally/block/block_reduce.cuh"
 #include "tally/device/detail/chunked_reduction.cuh"
 #include "tally/device/detail/reduce_common.cuh"
+#include "tally/device/detail/tile_state.cuh"
 
 namespace tally::detail::reduction::single_pass {
 
@@ -109,56 +112,163 @@ TALLY_DEVICE Acc vector_thread_partial(const T* in, std::int64_t n, Op op) {
 }
 
 // ---- the finish ------------------------------------------------------------------------------
+// Integer sums of at most 32 bits finish with one atomic: a 64-bit word that is 0 at launch
+// holds the number of blocks that have arrived in bits 52..63 and the sum of their totals,
+// each zero-extended to 32 bits, in bits 0..51 (at most 1024 blocks x (2^32 - 1) < 2^52:
+// the sum never carries into the count). A block adds (1 << 52) + its total with one
+// atomicAdd; the one that sees count == gridDim.x - 1 in the old value holds every total
+// in old + its own addition, whose low bits are the wrapping sum. No fence and no second
+// read: the atomic carries the data. Integer addition is exact, so the order of arrival
+// does not change the result.
+template <class Op, class Acc>
+inline constexpr bool packed_finish_v = std::is_same_v<Op, tally::plus> && std::is_integral_v<Acc> &&
+                                        !std::is_same_v<Acc, bool> && sizeof(Acc) <= 4;
+inline constexpr int packed_count_shift = 52;
+
+// Where the blocks meet: the packed word, or (every other operator and type) the tile state
+// of the single-pass scans (tile_state.cuh: a ticket header and one descriptor per block).
+template <class Acc>
+struct finish_target {
+  unsigned long long* word = nullptr;            // packed finish: 0 at launch, left 0
+  ::tally::detail::single_pass::tile_state<Acc> state{};  // descriptor finish
+};
+
 template <class Acc, int Threads>
 struct finish_storage {
-  in_order_storage<Acc, Threads> reduce;
+  in_order_storage<Acc, Threads> reduce;                        // no identity: maybe<Acc>
+  typename block::block_reduce<Acc, Threads, 1>::TempStorage plain;  // identity padding
+  unsigned epoch;
   bool last;
 };
 
-// Called by every thread of every block with the block's total (in every thread). With one
-// block it writes the result directly; otherwise the last block to arrive reduces the
-// partials and writes the result. partials: gridDim.x accumulators; counter: 0 at launch,
-// left 0.
+// Thread 0 of every block (descriptor finish): the state's current epoch, read with a
+// relaxed load at the start of the kernel so that its latency hides behind the input
+// loads. The epoch changes only when the call's last ticket is drawn, and this block has
+// not drawn yet, so the value read is this call's epoch (draw_ticket's answer confirms it).
+template <class Acc>
+TALLY_DEVICE TALLY_FORCEINLINE unsigned long long read_header(const finish_target<Acc>& f) {
+  return f.state.header != nullptr ? ::tally::detail::single_pass::load_relaxed(f.state.header) : 0ull;
+}
+
+// Called by every thread of every block with the block's total (in every thread) and, in
+// thread 0, the header from read_header. With one block it writes the result directly.
+// Otherwise (grid <= Threads x finish_reads, so each thread of the finishing block reads at
+// most finish_reads descriptors):
+//   packed:      see packed_finish_v above.
+//   descriptor:  thread 0 stores the block total as an `aggregate` descriptor tagged with
+//                the epoch (one relaxed word, or value + release tag for types over 8
+//                bytes), then draws a ticket (relaxed atomicAdd on the header). The block
+//                with the last ticket polls the descriptors of all blocks until each
+//                carries this epoch's tag (each was stored before its block's ticket, so
+//                the wait is short and cannot deadlock: every block it waits for has
+//                already run to its ticket), reduces them in block order and writes init
+//                op total. No fence: the tag in the descriptor word tells the reader the
+//                value is there (a word read whole, or acquire/release for the split
+//                format). The last ticket opens the next epoch with a plain relaxed store
+//                (every ticket of the call is drawn, nothing else touches the header in
+//                this launch; an atomicExch, as draw_ticket does for the scans, would
+//                make the finishing thread wait for its reply), so the next call on the
+//                state needs no reset.
 template <int Threads, class Acc, class Out, class Op>
-TALLY_DEVICE void finish_in_last_block(const Acc& block_total, const Acc& init, Op op, Out out,
-                                       Acc* partials, unsigned* counter,
-                                       finish_storage<Acc, Threads>& s) {
+TALLY_DEVICE void finish(const Acc& block_total, const Acc& init, Op op, Out out,
+                         const finish_target<Acc>& f, unsigned long long header,
+                         finish_storage<Acc, Threads>& s) {
+  namespace sp = ::tally::detail::single_pass;
   if (gridDim.x == 1) {
     if (threadIdx.x == 0) *out = static_cast<Acc>(op(init, block_total));
     return;
   }
-  if (threadIdx.x == 0) {
-    partials[blockIdx.x] = block_total;
-    // Release: the partial store is visible to the whole device before the ticket below
-    // (whoever sees the counter incremented sees the partial).
-    __threadfence();
-    const unsigned ticket = atomicAdd(counter, 1u);
-    const bool last = ticket == gridDim.x - 1;
-    // Acquire: this thread has seen all gridDim.x increments; the fence keeps the reads of
-    // the partials (after the barrier below) from being satisfied before the ticket.
-    if (last) __threadfence();
-    s.last = last;
-  }
-  // Hands `last` to the block, and orders thread 0's ticket and fence before every other
-  // thread's reads of the partials.
-  __syncthreads();
-  if (!s.last) return;  // uniform across the block
-  const Acc total = reduce_in_order<true, Threads>(partials, gridDim.x, op, s.reduce);
-  if (threadIdx.x == 0) {
-    *out = static_cast<Acc>(op(init, total));
-    // All tickets are drawn: nothing reads or writes the counter again in this launch.
-    // Zero it for the next call that uses it (ordered after this kernel by its stream).
-    *counter = 0u;
+  if constexpr (packed_finish_v<Op, Acc>) {
+    static_assert(Threads * reduce_tuning::finish_reads < 4096, "the packed word counts at most 4095 blocks");
+    if (threadIdx.x == 0) {
+      using bits_t = std::make_unsigned_t<Acc>;
+      const unsigned long long mine = (1ull << packed_count_shift) +
+                                      static_cast<unsigned long long>(static_cast<bits_t>(block_total));
+      const unsigned long long old = atomicAdd(f.word, mine);
+      if ((old >> packed_count_shift) == gridDim.x - 1) {
+        const Acc total = static_cast<Acc>(static_cast<bits_t>(old + mine));
+        *out = static_cast<Acc>(op(init, total));
+        // Every block has added: nothing touches the word again in this launch. Zero it for
+        // the next call that uses it (ordered after this kernel by its stream).
+        *f.word = 0ull;
+      }
+    }
+  } else {
+    const std::int64_t blocks = gridDim.x;
+    if (threadIdx.x == 0) {
+      const auto epoch = static_cast<unsigned>(header >> 32);
+      f.state.descriptors.store(blockIdx.x, sp::make_tag(epoch, sp::status_aggregate), block_total);
+      // Relaxed: the descriptor's tag, not this atomic, tells the reader the value is there.
+      const unsigned long long old = atomicAdd(f.state.header, 1ull);
+      const auto ticket = static_cast<std::int64_t>(old & 0xffffffffull);
+      // Another epoch or count means the state changed under the call (two streams shared
+      // it, or a kernel of it was killed half-way): stop rather than reduce garbage.
+      if (static_cast<unsigned>(old >> 32) != epoch || ticket >= blocks) __trap();
+      if (ticket == blocks - 1) sp::store_relaxed(f.state.header, static_cast<unsigned long long>(epoch + 1u) << 32);
+      s.epoch = epoch;
+      s.last = ticket == blocks - 1;
+    }
+    // Hands `last` and the epoch to the block.
+    __syncthreads();
+    const unsigned epoch = s.epoch;
+    // Every 2^29 calls: zero the descriptors past this call's blocks (tile_state.cuh); this
+    // call reads only descriptors < blocks.
+    if (sp::is_clearing_epoch(epoch)) {
+      for (std::int64_t i = blocks + blockIdx.x * std::int64_t{Threads} + threadIdx.x;
+           i < f.state.capacity; i += blocks * Threads) {
+        f.state.descriptors.clear(i);
+      }
+    }
+    if (!s.last) return;  // uniform across the block
+    Acc total;
+    if constexpr (strided_ok_v<Op, Acc>) {
+      // Thread t reads the totals of blocks t*K .. t*K+K-1 (K = finish_reads; past the grid:
+      // the identity), all K loads issued before it waits on any, then the block reduces
+      // the threads' results in thread order: block order.
+      constexpr int K = reduce_tuning::finish_reads;
+      Acc v[K];
+      bool ready[K];
+#pragma unroll
+      for (int k = 0; k < K; ++k) {
+        const std::int64_t b = std::int64_t{threadIdx.x} * K + k;
+        ready[k] = b >= blocks;
+        if (ready[k]) {
+          v[k] = identity<Op, Acc>();
+        } else {
+          ready[k] = f.state.descriptors.load(b, epoch, v[k]) == sp::status_aggregate;
+        }
+      }
+#pragma unroll
+      for (int k = 0; k < K; ++k) {
+        const std::int64_t b = std::int64_t{threadIdx.x} * K + k;
+        while (!ready[k]) ready[k] = f.state.descriptors.load(b, epoch, v[k]) == sp::status_aggregate;
+      }
+      Acc mine = v[0];
+#pragma unroll
+      for (int k = 1; k < K; ++k) mine = static_cast<Acc>(op(mine, v[k]));
+      total = block::block_reduce<Acc, Threads, 1>(s.plain).reduce(mine, op);
+    } else {
+      // No identity: the in-order reduce of `maybe` values (reduce_common.cuh).
+      auto read = [&](std::int64_t b) {
+        Acc v;
+        while (f.state.descriptors.load(b, epoch, v) != sp::status_aggregate) {
+        }
+        return v;
+      };
+      total = reduce_in_order<Threads>(blocks, read, op, s.reduce);
+    }
+    if (threadIdx.x == 0) *out = static_cast<Acc>(op(init, total));
   }
 }
 
 // ---- the kernels ---------------------------------------------------------------------------
 template <int Threads, int Vectors, int Unroll, class Acc, class In, class Out, class Op>
 __global__ void __launch_bounds__(Threads)
-    strided_kernel(In in, std::int64_t n, Out out, Acc init, Op op, Acc* partials,
-                   unsigned* counter) {
+    strided_kernel(In in, std::int64_t n, Out out, Acc init, Op op, finish_target<Acc> f) {
   __shared__ typename block::block_reduce<Acc, Threads, 1>::TempStorage reduce_storage;
-  __shared__ finish_storage<Acc, Threads> finish;
+  __shared__ finish_storage<Acc, Threads> finish_s;
+  unsigned long long header = 0;
+  if (!packed_finish_v<Op, Acc> && gridDim.x > 1 && threadIdx.x == 0) header = read_header(f);
   Acc mine;
   if constexpr (vector_input<In>::value) {
     mine = vector_thread_partial<Threads, Vectors, Acc>(in, n, op);
@@ -166,67 +276,82 @@ __global__ void __launch_bounds__(Threads)
     mine = chunked::strided_thread_partial<Threads, Unroll, Acc>(in, n, op);
   }
   const Acc total = block::block_reduce<Acc, Threads, 1>(reduce_storage).reduce(mine, op);
-  finish_in_last_block<Threads>(total, init, op, out, partials, counter, finish);
+  finish<Threads>(total, init, op, out, f, header, finish_s);
 }
 
 template <int Threads, int Items, class Acc, class In, class Out, class Op>
 __global__ void __launch_bounds__(Threads)
-    consecutive_kernel(In in, std::int64_t n, Out out, Acc init, Op op, Acc* partials,
-                       unsigned* counter) {
+    consecutive_kernel(In in, std::int64_t n, Out out, Acc init, Op op, finish_target<Acc> f) {
   __shared__ chunked::consecutive_storage<Acc, Threads, Items> storage;
-  __shared__ finish_storage<Acc, Threads> finish;
+  __shared__ finish_storage<Acc, Threads> finish_s;
+  unsigned long long header = 0;
+  if (gridDim.x > 1 && threadIdx.x == 0) header = read_header(f);
   const Acc total = chunked::consecutive_block_partial<Threads, Items, Acc>(in, n, op, storage);
-  finish_in_last_block<Threads>(total, init, op, out, partials, counter, finish);
+  finish<Threads>(total, init, op, out, f, header, finish_s);
 }
 
 // ---- host side ------------------------------------------------------------------------------
-inline constexpr int threads = reduce_tuning::threads;
 inline constexpr int vectors = reduce_tuning::vectors_per_thread;
 inline constexpr int unroll = reduce_tuning::scalar_unroll;
+
+template <class Acc, class Op>
+constexpr int threads() {
+  return reduce_tuning::threads;
+}
+
+// The most blocks the finish takes: finish_reads totals per thread where the operator has
+// an identity (strided), one per thread otherwise (the consecutive kernel's in-order finish
+// reads any number, one after another: more blocks would cost it time, not correctness).
+template <class Acc, class Op>
+constexpr int max_blocks() {
+  return threads<Acc, Op>() * (strided_ok_v<Op, Acc> ? reduce_tuning::finish_reads : 1);
+}
 
 template <class Acc, class In, class Out, class Op>
 constexpr auto kernel() {
   if constexpr (strided_ok_v<Op, Acc>) {
-    return &strided_kernel<threads, vectors, unroll, Acc, In, Out, Op>;
+    return &strided_kernel<threads<Acc, Op>(), vectors, unroll, Acc, In, Out, Op>;
   } else {
-    return &consecutive_kernel<threads, consecutive_items<Acc>(), Acc, In, Out, Op>;
+    return &consecutive_kernel<threads<Acc, Op>(), consecutive_items<Acc>(), Acc, In, Out, Op>;
   }
 }
 
 // Elements one block reads per step (strided) or per tile (consecutive).
 template <class Acc, class In, class Op>
 constexpr std::int64_t elements_per_block_step() {
+  constexpr std::int64_t t = threads<Acc, Op>();
   if constexpr (strided_ok_v<Op, Acc>) {
     if constexpr (vector_input<In>::value) {
-      return std::int64_t{threads} * vectors * (16 / sizeof(typename vector_input<In>::element));
+      return t * vectors * static_cast<std::int64_t>(16 / sizeof(typename vector_input<In>::element));
     } else {
-      return std::int64_t{threads} * unroll;
+      return t * unroll;
     }
   } else {
-    return std::int64_t{threads} * consecutive_items<Acc>();
+    return t * consecutive_items<Acc>();
   }
 }
 
 // The grid for n >= 1 elements: 1 for small inputs, else no more blocks than the device
-// runs at once nor than there are block steps (tiles) of work.
+// runs at once, than there are block steps (tiles) of work, or than max_blocks().
 template <class Acc, class In, class Out, class Op>
 int grid(const char* function, std::int64_t n) {
   using element = std::remove_cvref_t<std::iter_value_t<In>>;
   if (n * static_cast<std::int64_t>(sizeof(element)) <= reduce_tuning::single_block_max_bytes) {
     return 1;
   }
-  const int resident = resident_grid<kernel<Acc, In, Out, Op>()>(threads, function);
+  constexpr int t = threads<Acc, Op>();
+  const std::int64_t resident = resident_grid<kernel<Acc, In, Out, Op>()>(t, function);
   const std::int64_t work = ceil_div(n, elements_per_block_step<Acc, In, Op>());
-  return static_cast<int>(work < resident ? work : resident);
+  return static_cast<int>(std::min({work, resident, std::int64_t{max_blocks<Acc, Op>()}}));
 }
 
-// Reduces n >= 1 elements with `grid_size` blocks (from grid()). With grid_size > 1,
-// partials holds grid_size accumulators and *counter is 0 (and is left 0).
+// Reduces n >= 1 elements with `grid_size` blocks (from grid()). With grid_size > 1, the
+// target is ready: the packed word 0, or a tile state for grid_size descriptors.
 template <class Acc, class In, class Out, class Op>
 void run(const char* function, In in, std::int64_t n, Out out, Acc init, Op op, int grid_size,
-         Acc* partials, unsigned* counter, cudaStream_t stream) {
-  kernel<Acc, In, Out, Op>()<<<grid_size, threads, 0, stream>>>(in, n, out, init, op, partials,
-                                                                counter);
+         const finish_target<Acc>& target, cudaStream_t stream) {
+  kernel<Acc, In, Out, Op>()<<<grid_size, threads<Acc, Op>(), 0, stream>>>(in, n, out, init, op,
+                                                                          target);
   TALLY_CUDA_CHECK_LAUNCH("single_pass kernel", function);
 }
 

@@ -10,8 +10,8 @@
 //      Rows * 32 * Vec items; in row r, lane l holds the Vec consecutive items
 //      at  w * warp_items + r * 32 * Vec + l * Vec. A row is one 16-byte access per lane,
 //      512 contiguous bytes per warp instruction, straight from registers: no shared
-//      memory transpose. (Vec = 1 when the pointers are not 16-byte aligned or are
-//      iterators: the same layout with scalar accesses.)
+//      memory transpose. (Vec = 1 when the pointers are not 16-byte aligned, or are
+//      iterators without the vector hook below: the same layout with scalar accesses.)
 //   2. scan locally: each lane scans its Vec items serially; each row's lane totals are
 //      scanned with warp shuffles; the row totals are chained serially (rows in order)
 //      into each warp's total
