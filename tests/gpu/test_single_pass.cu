@@ -9,7 +9,9 @@
 //   - determinism: options.deterministic gives the same float bits in every run, and the
 //     same bits as the chained scan (the same left fold of tile aggregates);
 //   - the tile state: many calls of changing sizes on one stream (epochs), two streams at
-//     once, caller storage, graph capture and replay, the clearing epoch.
+//     once, caller storage, graph capture and replay, the clearing epoch;
+//   - the small-n path (smaller tiles, tile = blockIdx.x in a cooperative launch): where
+//     it is taken, its sizes, determinism, stalls, state, storage and graphs.
 // The type x operator x size matrix is in test_device_decoupled_lookback.cu and
 // test_device_chained.cu.
 #include <thrust/iterator/counting_iterator.h>
@@ -515,6 +517,274 @@ TEST(SinglePass, ClearingEpochZeroesStaleDescriptors) {
   unsigned long long header_after = 0;
   TALLY_TEST_CUDA(cudaMemcpy(&header_after, state_memory.data(), sizeof header_after, cudaMemcpyDeviceToHost));
   EXPECT_EQ(header_after, static_cast<unsigned long long>(epoch + 1) << 32);
+  TALLY_TEST_CUDA(cudaMemcpy(words.data(), state_memory.data() + tally::detail::storage_alignment,
+                             words.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
+  for (std::int64_t t = 0; t < capacity; ++t) {
+    const auto tag = static_cast<unsigned>(words[static_cast<std::size_t>(t)] >> 32);
+    if (t < tiles) {
+      ASSERT_EQ(sp::status_of(tag, epoch), sp::status_inclusive) << "descriptor " << t;
+    } else {
+      ASSERT_EQ(words[static_cast<std::size_t>(t)], 0ull) << "descriptor " << t << " not cleared";
+    }
+  }
+}
+
+// ---- the small-n path ----------------------------------------------------------------------------
+// 16-byte aligned pointers to 4- and 8-byte values and n of at most small_path_max_tiles
+// smaller tiles: the look-back runs the smaller tiles with tile = blockIdx.x, in a
+// cooperative launch (single_pass_scan.cuh, "The small-n path").
+template <class T>
+constexpr sp::single_pass_tuning small_tune = sp::small_single_pass_tuning<T>();
+template <class T>
+constexpr std::int64_t small_tile = small_tune<T>.tile_items();
+template <class T>
+constexpr std::int64_t small_max = sp::small_path_max_tiles * small_tile<T>;
+
+// The path is taken where it should be, and only there.
+TEST(SinglePass, SmallPathTakesAlignedSmallScans) {
+  device_buffer<std::int32_t> buf(static_cast<std::size_t>(small_max<std::int32_t> + 8));
+  std::int32_t* p = buf.data();
+  const std::int32_t* in = p;
+  const int blocks = tally::detail::co_resident_blocks("test");
+  ASSERT_GT(blocks, 0) << "this GPU cannot launch cooperatively";
+  EXPECT_TRUE(sp::small_path_takes<std::int32_t>(in, p, 1, "test"));
+  EXPECT_TRUE(sp::small_path_takes<std::int32_t>(in, p, small_tile<std::int32_t> + 1, "test"));
+  EXPECT_EQ(sp::small_path_takes<std::int32_t>(in, p, small_max<std::int32_t>, "test"),
+            blocks >= sp::small_path_max_tiles);
+  EXPECT_FALSE(sp::small_path_takes<std::int32_t>(in, p, small_max<std::int32_t> + 1, "test"));
+  EXPECT_FALSE(sp::small_path_takes<std::int32_t>(in + 1, p, 5000, "test"));  // misaligned input
+  EXPECT_FALSE(sp::small_path_takes<std::int32_t>(in, p + 1, 5000, "test"));  // misaligned output
+  EXPECT_FALSE(sp::small_path_takes<std::int64_t>(in, p, 5000, "test"));      // a converting input
+  auto it = thrust::make_transform_iterator(thrust::counting_iterator<std::int64_t>(0), square_mod{});
+  EXPECT_FALSE(sp::small_path_takes<std::int64_t>(it, reinterpret_cast<std::int64_t*>(p), 5000, "test"));
+  // the storage query covers the smaller tiles: 5000 int32 are one default tile (no
+  // state) but three small ones
+  EXPECT_GT(tally::inclusive_scan_storage_bytes<const std::int32_t*>(5000), 0u);
+}
+
+// Every size class of the path against the oracle: one tile, its edges, many tiles, the
+// largest n it takes and the first it does not; for int32 also every size from one tile
+// to two; inclusive, exclusive and in place.
+template <class T, class Op>
+void check_small_sizes(const char* label, std::uint64_t salt, bool sweep) {
+  SCOPED_TRACE(label);
+  constexpr std::int64_t tile = small_tile<T>;
+  constexpr std::int64_t max_n = small_max<T>;
+  std::vector<std::int64_t> ns = {1,        2,           tile - 1,     tile,      tile + 1,
+                                  2 * tile + 1, 3 * tile + 17, 17 * tile, max_n - 1, max_n,
+                                  max_n + 1};
+  if (sweep) {
+    for (std::int64_t n = tile + 2; n < 2 * tile; n += quick() ? 37 : 1) ns.push_back(n);
+  }
+  const std::int64_t top = max_n + 1;
+  const auto h = random_vector<T, Op>(static_cast<std::size_t>(top), salt);
+  const T init = test_init<T, Op>();
+  const Op op{};
+  const auto want_i = reference_scan(h, false, init, op);
+  const auto want_e = reference_scan(h, true, init, op);
+  device_buffer<T> in(h), out(static_cast<std::size_t>(top));
+  for (const std::int64_t n : ns) {
+    const auto count = static_cast<std::size_t>(n < top ? n + 1 : n);
+    out.poison();
+    tally::inclusive_scan(in.data(), out.data(), n, op);
+    TALLY_TEST_CUDA(cudaDeviceSynchronize());
+    auto got = out.download(count);
+    ASSERT_TRUE(matches(got, want_i, static_cast<std::size_t>(n))) << "inclusive, n = " << n;
+    if (n < top) ASSERT_TRUE(device_buffer<T>::is_poison(got[static_cast<std::size_t>(n)])) << "n = " << n;
+    out.poison();
+    tally::exclusive_scan(in.data(), out.data(), n, init, op);
+    TALLY_TEST_CUDA(cudaDeviceSynchronize());
+    got = out.download(count);
+    ASSERT_TRUE(matches(got, want_e, static_cast<std::size_t>(n))) << "exclusive, n = " << n;
+    if (n < top) ASSERT_TRUE(device_buffer<T>::is_poison(got[static_cast<std::size_t>(n)])) << "n = " << n;
+  }
+  device_buffer<T> work(h);
+  tally::inclusive_scan(work.data(), work.data(), max_n, op);
+  TALLY_TEST_CUDA(cudaDeviceSynchronize());
+  ASSERT_TRUE(matches(work.download(static_cast<std::size_t>(max_n)), want_i, static_cast<std::size_t>(max_n)))
+      << "in place";
+}
+
+TEST(SinglePass, SmallPathSizes) {
+  check_small_sizes<std::int32_t, tally::plus>("int32 plus", 101, true);
+  check_small_sizes<std::int32_t, tally::maximum>("int32 maximum", 102, false);
+  check_small_sizes<float, tally::plus>("float plus", 103, false);
+  check_small_sizes<std::int64_t, tally::plus>("int64 plus", 104, true);
+  check_small_sizes<double, tally::plus>("double plus", 105, false);
+  check_small_sizes<std::uint64_t, tally::maximum>("uint64 maximum", 106, false);
+}
+
+// options.deterministic on the path: the same bits in every run, and the same bits as the
+// chained scan with the same tiles (the same left fold of tile aggregates).
+TEST(SinglePass, SmallPathDeterministicFloatBits) {
+  for (const std::int64_t n : {40 * small_tile<float> + 5, small_max<float>}) {
+    SCOPED_TRACE("n = " + std::to_string(n));
+    const auto h = mixed_floats(static_cast<std::size_t>(n), 111);
+    device_buffer<float> in(h), out(static_cast<std::size_t>(n));
+    for (bool exclusive : {false, true}) {
+      SCOPED_TRACE(exclusive ? "exclusive" : "inclusive");
+      out.poison();
+      tally::options o;
+      if (exclusive) {
+        sp::scan<chained_protocol, true, float, small_tune<float>>(
+            "test", "storage_bytes", static_cast<const float*>(in.data()), out.data(), n,
+            tally::detail::make_seed<float, true>(0.5f), tally::plus{}, o);
+      } else {
+        sp::scan<chained_protocol, false, float, small_tune<float>>(
+            "test", "storage_bytes", static_cast<const float*>(in.data()), out.data(), n,
+            tally::detail::seed_value<float, false>{}, tally::plus{}, o);
+      }
+      TALLY_TEST_CUDA(cudaDeviceSynchronize());
+      const auto chained = out.download();
+      for (int run = 0; run < (quick() ? 3 : 10); ++run) {
+        out.poison();
+        const tally::options d = with_strategy(scan_strategy::decoupled_lookback, true);
+        if (exclusive) {
+          tally::exclusive_scan(in.data(), out.data(), n, 0.5f, tally::plus{}, d);
+        } else {
+          tally::inclusive_scan(in.data(), out.data(), n, tally::plus{}, d);
+        }
+        TALLY_TEST_CUDA(cudaDeviceSynchronize());
+        const auto got = out.download();
+        ASSERT_EQ(std::memcmp(got.data(), chained.data(), got.size() * sizeof(float)), 0)
+            << "run " << run << ": the deterministic small path differs from the chained fold";
+      }
+    }
+  }
+}
+
+// The stall test on the path's kernel (tile = blockIdx.x): delayed blocks make their
+// successors wait; with every block resident (cooperative launch) nothing hangs.
+template <class T>
+void check_small_stalls(const char* label) {
+  SCOPED_TRACE(label);
+  const std::int64_t tiles = sp::small_path_max_tiles;
+  if (tally::detail::co_resident_blocks("test") < tiles) GTEST_SKIP() << "fewer SMs than tiles";
+  const std::int64_t n = tiles * small_tile<T> - 7;
+  const auto h = random_vector<T, tally::plus>(static_cast<std::size_t>(n), 121);
+  const T init = test_init<T, tally::plus>();
+  const auto want = reference_scan(h, true, init, tally::plus{});
+  device_buffer<T> in(h), out(static_cast<std::size_t>(n));
+  const long long cycles = quick() ? 20000 : 2000000;
+  const stall stalls[] = {
+      {0, 1, tiles / 2, ~0u, cycles},
+      {tiles - 1, tiles - 2, 5, 0u, cycles},
+      {-1, -1, -1, static_cast<unsigned>(tiles - 1), cycles},
+  };
+  for (const stall& s : stalls) {
+    for (bool deterministic : {false, true}) {
+      out.poison();
+      tally::options o;
+      o.deterministic = deterministic;
+      sp::scan<lookback_protocol, true, T, small_tune<T>, true>(
+          "stall test", "storage_bytes", static_cast<const T*>(in.data()), out.data(), n,
+          tally::detail::make_seed<T, true>(init), tally::plus{}, o, s);
+      TALLY_TEST_CUDA(cudaDeviceSynchronize());
+      ASSERT_TRUE(matches(out.download(), want, static_cast<std::size_t>(n)))
+          << "stall tiles " << s.tile_a << "," << s.tile_b << "," << s.tile_c << " block " << s.block
+          << (deterministic ? " deterministic" : "");
+    }
+  }
+}
+
+TEST(SinglePass, SmallPathStallTest) {
+  check_small_stalls<std::int32_t>("int32");
+  check_small_stalls<double>("double (the deterministic kernel too)");
+}
+
+// The path shares the stream's tile state with the default tiles: back-to-back calls of
+// both kinds without synchronising, caller storage of exactly the queried size (filled
+// with garbage), and graph capture with and without caller storage.
+TEST(SinglePass, SmallPathStateStorageAndGraphs) {
+  using T = std::int32_t;
+  const std::int64_t big = std::int64_t{1} << 20;
+  const auto h = random_vector<T, tally::plus>(static_cast<std::size_t>(big), 131);
+  const auto want = reference_scan(h, false, 0, tally::plus{});
+  device_buffer<T> in(h);
+  cudaStream_t stream;
+  TALLY_TEST_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  tally::options o;
+  o.stream = stream;
+  {
+    SCOPED_TRACE("back to back");
+    const std::int64_t ns[] = {small_max<T>, 5 * small_tile<T> + 3, big, 2 * small_tile<T> + 1,
+                               big - 1,      small_max<T> - 1,      3,   33 * small_tile<T>};
+    std::vector<device_buffer<T>*> outs;
+    for (const std::int64_t n : ns) outs.push_back(new device_buffer<T>(static_cast<std::size_t>(n)));
+    for (std::size_t i = 0; i < outs.size(); ++i) outs[i]->poison();
+    for (std::size_t i = 0; i < outs.size(); ++i) tally::inclusive_scan(in.data(), outs[i]->data(), ns[i], tally::plus{}, o);
+    TALLY_TEST_CUDA(cudaStreamSynchronize(stream));
+    for (std::size_t i = 0; i < outs.size(); ++i) {
+      EXPECT_TRUE(matches(outs[i]->download(), want, static_cast<std::size_t>(ns[i]))) << "call " << i << ", n = " << ns[i];
+      delete outs[i];
+    }
+  }
+  const std::int64_t n = 5000;  // one default tile (no state), three small ones
+  device_buffer<T> out(static_cast<std::size_t>(n));
+  {
+    SCOPED_TRACE("caller storage");
+    const std::size_t bytes = tally::inclusive_scan_storage_bytes<const T*>(n, o);
+    device_buffer<unsigned char> storage(bytes);
+    TALLY_TEST_CUDA(cudaMemset(storage.data(), 0x5A, bytes));
+    tally::options with = o;
+    with.storage = {storage.data(), bytes};
+    for (int call = 0; call < 3; ++call) {
+      out.poison();
+      tally::inclusive_scan(in.data(), out.data(), n, tally::plus{}, with);
+      TALLY_TEST_CUDA(cudaStreamSynchronize(stream));
+      ASSERT_TRUE(matches(out.download(), want, static_cast<std::size_t>(n))) << "call " << call;
+    }
+  }
+  for (bool caller_storage : {true, false}) {
+    SCOPED_TRACE(caller_storage ? "graph, caller storage" : "graph, no caller storage");
+    const std::size_t bytes = tally::inclusive_scan_storage_bytes<const T*>(n, o);
+    device_buffer<unsigned char> storage(bytes);
+    tally::options g = o;
+    if (caller_storage) g.storage = {storage.data(), bytes};
+    cudaGraph_t graph;
+    TALLY_TEST_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    tally::inclusive_scan(in.data(), out.data(), n, tally::plus{}, g);
+    TALLY_TEST_CUDA(cudaStreamEndCapture(stream, &graph));
+    cudaGraphExec_t exec;
+    TALLY_TEST_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+    for (int replay = 0; replay < 3; ++replay) {
+      const auto hr = random_vector<T, tally::plus>(static_cast<std::size_t>(n), 140 + replay);
+      TALLY_TEST_CUDA(cudaMemcpy(in.data(), hr.data(), hr.size() * sizeof(T), cudaMemcpyHostToDevice));
+      out.poison();
+      TALLY_TEST_CUDA(cudaGraphLaunch(exec, stream));
+      TALLY_TEST_CUDA(cudaStreamSynchronize(stream));
+      ASSERT_TRUE(matches(out.download(), reference_scan(hr, false, 0, tally::plus{}), static_cast<std::size_t>(n)))
+          << "replay " << replay;
+    }
+    TALLY_TEST_CUDA(cudaGraphExecDestroy(exec));
+    TALLY_TEST_CUDA(cudaGraphDestroy(graph));
+  }
+  TALLY_TEST_CUDA(cudaStreamDestroy(stream));
+}
+
+// The clearing epoch in the path's kernel, whose blocks learn the epoch late (step 4).
+TEST(SinglePass, SmallPathClearingEpoch) {
+  using T = std::int32_t;
+  const std::int64_t capacity = 4096, tiles = 40, n = tiles * small_tile<T> - 3;
+  const std::size_t bytes = sp::state_bytes<T>(capacity);
+  device_buffer<unsigned char> state_memory(bytes);
+  TALLY_TEST_CUDA(cudaMemset(state_memory.data(), 0x5A, bytes));  // stale garbage everywhere
+  const unsigned epoch = sp::clearing_period_mask;
+  const unsigned long long header = static_cast<unsigned long long>(epoch) << 32;
+  TALLY_TEST_CUDA(cudaMemcpy(state_memory.data(), &header, sizeof header, cudaMemcpyHostToDevice));
+  const auto h = random_vector<T, tally::plus>(static_cast<std::size_t>(n), 151);
+  device_buffer<T> in(h), out(static_cast<std::size_t>(n));
+  out.poison();
+  sp::launch<lookback_protocol, small_tune<T>, false, true>(
+      "clearing test", static_cast<const T*>(in.data()), out.data(), n, tiles,
+      tally::detail::seed_value<T, false>{}, tally::plus{}, sp::tile_state<T>::at(state_memory.data(), capacity),
+      false, sp::no_stall{}, nullptr);
+  TALLY_TEST_CUDA(cudaDeviceSynchronize());
+  ASSERT_TRUE(matches(out.download(), reference_scan(h, false, 0, tally::plus{}), static_cast<std::size_t>(n)));
+  unsigned long long header_after = 0;
+  TALLY_TEST_CUDA(cudaMemcpy(&header_after, state_memory.data(), sizeof header_after, cudaMemcpyDeviceToHost));
+  EXPECT_EQ(header_after, static_cast<unsigned long long>(epoch + 1) << 32);
+  std::vector<unsigned long long> words(static_cast<std::size_t>(capacity));
   TALLY_TEST_CUDA(cudaMemcpy(words.data(), state_memory.data() + tally::detail::storage_alignment,
                              words.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
   for (std::int64_t t = 0; t < capacity; ++t) {

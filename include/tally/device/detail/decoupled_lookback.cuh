@@ -183,6 +183,7 @@ using protocol = basic_protocol<1, 4, delays<1200, 600>>;
 // The strategy as dispatch.cuh sees it.
 struct strategy {
   static constexpr bool single_pass = true;
+  static constexpr bool small_path = true;  // single_pass_scan.cuh, "The small-n path"
   using protocol_type = protocol;
 };
 

@@ -78,7 +78,7 @@ constexpr std::int64_t default_tile() {
 template <class Strategy, class Selector, class Acc>
 std::size_t storage_bytes_with(std::int64_t n) {
   if constexpr (Strategy::single_pass) {
-    return single_pass::storage_bytes<Acc>(n);
+    return single_pass::public_storage_bytes<Acc>(n);
   } else {
     return required_storage_bytes<Acc>(n, default_tile<Selector, Acc>());
   }
@@ -89,7 +89,8 @@ std::size_t storage_bytes_with(std::int64_t n) {
 // this through dispatch(); tests and the bench may call it directly to instantiate one
 // pair only. Arguments are checked by the caller. Threads and Items apply to the
 // multi-pass strategies; the single-pass ones take their tuning from
-// single_pass::default_single_pass_tuning (call single_pass::scan to override it).
+// single_pass::default_single_pass_tuning (call single_pass::scan to override it), and
+// the look-back takes the small-n path where it applies (single_pass_scan.cuh).
 template <class Strategy, class Selector, bool Exclusive, class Acc,
           int Threads = default_tuning<Selector::tuning_key, Acc>().block_threads,
           int Items = default_tuning<Selector::tuning_key, Acc>().items_per_thread, class In,
@@ -98,8 +99,15 @@ void scan_with(const char* function, const char* storage_query, In in, Out out, 
                seed_value<Acc, Exclusive> seed, Op op, const options& o) {
   if (n == 0) return;
   if constexpr (Strategy::single_pass) {
-    single_pass::scan<typename Strategy::protocol_type, Exclusive, Acc>(function, storage_query, in,
-                                                                        out, n, seed, op, o);
+    using protocol = typename Strategy::protocol_type;
+    if constexpr (Strategy::small_path && single_pass::acc_pointers<Acc, In, Out>()) {
+      if (single_pass::small_path_takes<Acc>(in, out, n, function)) {
+        single_pass::scan<protocol, Exclusive, Acc, single_pass::small_single_pass_tuning<Acc>(),
+                          true>(function, storage_query, in, out, n, seed, op, o);
+        return;
+      }
+    }
+    single_pass::scan<protocol, Exclusive, Acc>(function, storage_query, in, out, n, seed, op, o);
   } else {
     const std::size_t needed = required_storage_bytes<Acc>(n, std::int64_t{Threads} * Items);
     scoped_storage storage(function, storage_query, o.storage.data, o.storage.bytes, needed,

@@ -7,7 +7,6 @@
 //   reduce_in_order          one block reduces `count` partials in index order
 //   write_value_kernel, finish_kernel
 //                            the one-thread launches that write op(init, total)
-//   resident_grid            how many blocks of a kernel fit on the device at once
 //   finish_word              a zeroed word for the single-pass packed finish (a ring per device)
 //   storage_carver           hands out aligned pieces of one temporary allocation
 #pragma once
@@ -26,6 +25,7 @@
 #include "tally/core/commutative.hpp"
 #include "tally/core/operators.hpp"
 #include "tally/device/detail/cuda_check.cuh"
+#include "tally/device/detail/occupancy.cuh"  // current_device, resident_grid
 #include "tally/device/detail/storage.cuh"
 #include "tally/device/detail/tuning.cuh"  // max_grid_blocks (grid_for)
 
@@ -149,39 +149,6 @@ __global__ void write_value_kernel(Out out, Acc value) {
 template <class Acc, class Source, class Out, class Op>
 __global__ void finish_kernel(Source source, Acc init, Op op, Out out) {
   *out = static_cast<Acc>(op(init, static_cast<Acc>(source[0])));
-}
-
-// ---- the device -----------------------------------------------------------------------------
-inline int current_device(const char* function) {
-  int device = 0;
-  TALLY_CUDA_CHECK(cudaGetDevice(&device), function);
-  if (device < 0 || device >= 64) {
-    throw tally::error(static_cast<int>(cudaErrorInvalidDevice),
-                       std::string("tally::") + function + ": device ordinal " +
-                           std::to_string(device) + " is beyond the 64 tally supports");
-  }
-  return device;
-}
-
-// The number of blocks of `Kernel` (launched with `threads` threads, no dynamic shared
-// memory) that the current device runs at once: SMs x occupancy, cached per device. The
-// reductions that use a fixed number of threads (Brent's lemma) launch this many, so
-// their grid, and with it the order of their float additions, depends only on the device
-// and the build: identical from run to run.
-template <auto Kernel>
-int resident_grid(int threads, const char* function) {
-  static std::atomic<int> cache[64] = {};
-  const int device = current_device(function);
-  int blocks = cache[device].load(std::memory_order_relaxed);
-  if (blocks > 0) return blocks;
-  int sms = 0;
-  int per_sm = 0;
-  TALLY_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), function);
-  TALLY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, Kernel, threads, 0),
-                   function);
-  blocks = (sms > 0 ? sms : 1) * (per_sm > 0 ? per_sm : 1);
-  cache[device].store(blocks, std::memory_order_relaxed);
-  return blocks;
 }
 
 // ---- the word of the single-pass packed finish ---------------------------------------------

@@ -166,9 +166,9 @@ TALLY_DEVICE TALLY_FORCEINLINE unsigned long long read_header(const finish_targe
 //                value is there (a word read whole, or acquire/release for the split
 //                format). The last ticket opens the next epoch with a plain relaxed store
 //                (every ticket of the call is drawn, nothing else touches the header in
-//                this launch; an atomicExch, as draw_ticket does for the scans, would
-//                make the finishing thread wait for its reply), so the next call on the
-//                state needs no reset.
+//                this launch; an atomicExch would make the finishing thread wait for
+//                its reply; tile_state.cuh's open_ticket does the same for the scans), so
+//                the next call on the state needs no reset.
 template <int Threads, class Acc, class Out, class Op>
 TALLY_DEVICE void finish(const Acc& block_total, const Acc& init, Op op, Out out,
                          const finish_target<Acc>& f, unsigned long long header,

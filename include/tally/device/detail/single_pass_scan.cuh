@@ -5,7 +5,9 @@
 //
 // One kernel, one block per tile, n read once and written once.
 //
-//   0. thread 0 draws the tile's ticket (tile_state.cuh); one barrier to share it
+//   0. thread 0 draws the tile's ticket (tile_state.cuh); one barrier to share it. (The
+//      small-n path's blocks take tile = blockIdx.x instead and read the ticket's reply,
+//      which then only carries the epoch, in step 4: see "The small-n path" below.)
 //   1. load the tile into registers, WARP-STRIPED: warp w owns a contiguous run of
 //      Rows * 32 * Vec items; in row r, lane l holds the Vec consecutive items
 //      at  w * warp_items + r * 32 * Vec + l * Vec. A row is one 16-byte access per lane,
@@ -40,6 +42,7 @@
 #include "tally/core/error.hpp"
 #include "tally/core/options.hpp"
 #include "tally/device/detail/cuda_check.cuh"
+#include "tally/device/detail/occupancy.cuh"
 #include "tally/device/detail/storage.cuh"
 #include "tally/device/detail/tile_state.cuh"
 #include "tally/warp/warp_scan.cuh"
@@ -213,6 +216,28 @@ TALLY_DEVICE TALLY_FORCEINLINE void store_tile(Out out, std::int64_t base, std::
   }
 }
 
+// ---- the small-n path ------------------------------------------------------------------------
+// At small n a scan is latency: an empty kernel takes about 2.8 us between events on an
+// H200, the copy of 2^16 int32 3.2 us. Two costs of the large tiles show there
+// (docs/perf-notes.md, "The small-n path"): one block needs about 0.2 us more per
+// doubling of its tile (8192 int32: 4.6 us alone), and the ticket's round trip comes
+// before a block knows which tile to load. So for pointers to vectorisable values that
+// are 16-byte aligned, and n of at most `small_path_max_tiles` tiles of a smaller tuning
+// (2048 4-byte or 1024 8-byte items: 8 KiB), the public scans run
+//   - the smaller tiles, and
+//   - BY BLOCK: tile = blockIdx.x, no wait for the ticket before the loads. That is safe
+//     only if every block runs at the same time (block t waits for blocks < t; were one of
+//     them not started while the waiting blocks held every slot, the scan would hang). A
+//     cooperative launch guarantees exactly that, and the grid is kept within
+//     co_resident_blocks() (occupancy.cuh), which the runtime always accepts. The ticket
+//     is still drawn, for the call's epoch and to find the last block (tile_state.cuh),
+//     but its reply is read only in step 4, when warp 0 needs the epoch.
+template <class Acc>
+constexpr single_pass_tuning small_single_pass_tuning() {
+  return sizeof(Acc) == 4 ? single_pass_tuning{256, 2, 4} : single_pass_tuning{256, 2, 2};
+}
+inline constexpr std::int64_t small_path_max_tiles = 64;
+
 // ---- the kernel ----------------------------------------------------------------------------
 // Protocol (chained or decoupled look-back) provides, for warp 0 (all 32 lanes) of a tile
 // t > 0 with aggregate A_t:
@@ -220,8 +245,9 @@ TALLY_DEVICE TALLY_FORCEINLINE void store_tile(Out out, std::int64_t base, std::
 // which may publish A_t first (look-back does, chained does not) and returns the
 // reduction of all tiles before t (seed included for exclusive scans) in every lane.
 // The kernel then publishes the inclusive value prefix op A_t.
+// ByBlock: tile = blockIdx.x (only in a cooperative launch: "The small-n path" above).
 template <class Protocol, int Threads, int Rows, int Vec, bool Vectorised, bool Deterministic,
-          bool Exclusive, class Acc, class In, class Out, class Op, class Hook>
+          bool Exclusive, bool ByBlock, class Acc, class In, class Out, class Op, class Hook>
 __global__ void __launch_bounds__(Threads)
     single_pass_kernel(In in, Out out, std::int64_t n, std::int64_t tiles,
                        seed_value<Acc, Exclusive> seed, Op op, tile_state<Acc> state, Hook hook) {
@@ -234,28 +260,30 @@ __global__ void __launch_bounds__(Threads)
   const int lane = warp::lane_id();
   const int warp_id = static_cast<int>(threadIdx.x) / 32;
 
-  // 0. the ticket (a single tile needs none: it has no predecessor and no successor)
+  // 0. the tile (a single tile needs no ticket: it has no predecessor and no successor)
+  std::int64_t tile = 0;
+  unsigned epoch = 0u;
+  unsigned long long ticket_word = 0;  // ByBlock: the ticket's reply, read in step 4
   if (tiles > 1) {
-    if (threadIdx.x == 0) {
-      const ticket t = draw_ticket(state.header, tiles);
-      tile_index = t.tile;
-      tile_epoch = t.epoch;
-      hook(t.tile, blockIdx.x);
+    if constexpr (ByBlock) {
+      tile = blockIdx.x;
+      if (threadIdx.x == 0) {
+        ticket_word = take_ticket(state.header);  // not waited for here
+        hook(tile, blockIdx.x);
+      }
+    } else {
+      if (threadIdx.x == 0) {
+        const ticket t = draw_ticket(state.header, tiles);
+        tile_index = t.tile;
+        tile_epoch = t.epoch;
+        hook(t.tile, blockIdx.x);
+      }
+      __syncthreads();  // every thread needs the tile index before it loads
+      tile = tile_index;
+      epoch = tile_epoch;
     }
-    __syncthreads();  // every thread needs the tile index before it loads
   }
-  const std::int64_t tile = tiles > 1 ? tile_index : 0;
-  const unsigned epoch = tiles > 1 ? tile_epoch : 0u;
   const std::int64_t base = tile * L::tile_items;
-
-  // Every 2^29 calls: zero the descriptors past this call's tiles (tile_state.cuh). This
-  // call reads only descriptors < tiles, so nobody reads these concurrently.
-  if (tiles > 1 && is_clearing_epoch(epoch)) {
-    for (std::int64_t i = tiles + tile * L::threads + threadIdx.x; i < state.capacity;
-         i += tiles * L::threads) {
-      state.descriptors.clear(i);
-    }
-  }
 
   // 1. load
   Acc items[L::rows][L::vec];
@@ -286,6 +314,15 @@ __global__ void __launch_bounds__(Threads)
 
   // 4. the tile prefix (warp 0)
   if (warp_id == 0) {
+    if constexpr (ByBlock) {
+      if (tiles > 1) {
+        // the ticket's reply (it has long arrived: the loads and scans took longer); lane 0
+        // also leaves the epoch in shared memory for the clearing step (read after the
+        // barrier below)
+        if (lane == 0) tile_epoch = open_ticket(ticket_word, state.header, tiles).epoch;
+        epoch = __shfl_sync(0xffffffffu, static_cast<unsigned>(ticket_word >> 32), 0);
+      }
+    }
     // lanes past the last warp scan copies of the last total (defined padding; the scan
     // is causal), so the aggregate is lane warps - 1's value, not lane 31's
     const Acc total = warp_totals[lane < L::warps ? lane : L::warps - 1];
@@ -333,6 +370,19 @@ __global__ void __launch_bounds__(Threads)
     }
   }
   store_tile<L, Vectorised>(out, base, n, warp_id, lane, items);
+
+  // Every 2^29 calls: zero the descriptors past this call's tiles (tile_state.cuh). This
+  // call reads only descriptors < tiles, so nobody reads these concurrently; the next
+  // call on the state starts after this kernel ends.
+  if (tiles > 1) {
+    if constexpr (ByBlock) epoch = tile_epoch;
+    if (is_clearing_epoch(epoch)) {
+      for (std::int64_t i = tiles + tile * L::threads + threadIdx.x; i < state.capacity;
+           i += tiles * L::threads) {
+        state.descriptors.clear(i);
+      }
+    }
+  }
 }
 
 // ---- the host side ----------------------------------------------------------------------------
@@ -341,16 +391,59 @@ constexpr std::int64_t tile_items() {
   return Tune.tile_items();
 }
 
-// What a caller must provide as options.storage (0: none; one tile needs no state).
+// What a scan with tuning Tune needs as options.storage (0: none; one tile needs no state).
 template <class Acc, single_pass_tuning Tune = default_single_pass_tuning<Acc>()>
 constexpr std::size_t storage_bytes(std::int64_t n) {
   const std::int64_t tiles = ceil_div(n, Tune.tile_items());
   return tiles <= 1 ? 0 : state_bytes<Acc>(tiles) + storage_alignment;
 }
 
+// What the public single-pass scans need as options.storage: enough for the default
+// tiles and, where the small-n path may run, for its smaller tiles (which it may take or
+// not, by the pointers' alignment and the device: the caller cannot know which).
+template <class Acc>
+constexpr std::size_t public_storage_bytes(std::int64_t n) {
+  const std::size_t large = storage_bytes<Acc>(n);
+  if constexpr (vectorisable_v<Acc>) {
+    constexpr single_pass_tuning small = small_single_pass_tuning<Acc>();
+    if (n <= small_path_max_tiles * small.tile_items()) {
+      const std::size_t smaller_tiles = storage_bytes<Acc, small>(n);
+      return smaller_tiles > large ? smaller_tiles : large;
+    }
+  }
+  return large;
+}
+
 template <class P>
 bool aligned_16(const P* p) {
   return reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
+}
+
+// Both pointers to Acc itself, of a type the tiles read and write with 16-byte vectors.
+template <class Acc, class In, class Out>
+constexpr bool acc_pointers() {
+  if constexpr (std::is_pointer_v<In> && std::is_pointer_v<Out>) {
+    using in_t = std::remove_cv_t<std::remove_pointer_t<In>>;
+    return vectorisable_v<Acc> && std::is_same_v<in_t, Acc> &&
+           std::is_same_v<std::remove_pointer_t<Out>, Acc>;
+  } else {
+    return false;
+  }
+}
+
+// Whether the small-n path ("The small-n path" above) takes a scan of n >= 1 elements:
+// 16-byte aligned pointers to a vectorisable Acc, at most small_path_max_tiles of its
+// tiles, and (for more than one tile) a device that can hold them all at once.
+template <class Acc, class In, class Out>
+bool small_path_takes(In in, Out out, std::int64_t n, const char* function) {
+  if constexpr (acc_pointers<Acc, In, Out>()) {
+    constexpr std::int64_t tile = small_single_pass_tuning<Acc>().tile_items();
+    if (n > small_path_max_tiles * tile || !aligned_16(in) || !aligned_16(out)) return false;
+    return n <= tile || ceil_div(n, tile) <= co_resident_blocks(function);
+  } else {
+    (void)in, (void)out, (void)n, (void)function;
+    return false;
+  }
 }
 
 // Values whose associative operators are exact (integers): every association gives the
@@ -359,72 +452,89 @@ bool aligned_16(const P* p) {
 template <class Acc>
 struct exact_values : std::is_integral<Acc> {};
 
-template <class Protocol, single_pass_tuning Tune, bool Deterministic, bool Exclusive, class Acc,
-          class In, class Out, class Op, class Hook>
+// One launch of the kernel. ByBlock kernels (the small-n path: 16-byte aligned pointers
+// to Acc, the grid within co_resident_blocks(), both checked by small_path_takes) go
+// through a cooperative launch, which guarantees that all their blocks run at once.
+template <class Protocol, single_pass_tuning Tune, bool Deterministic, bool Exclusive, bool ByBlock,
+          class Acc, class In, class Out, class Op, class Hook>
 void launch_layout(const char* function, In in, Out out, std::int64_t n, std::int64_t tiles,
                    seed_value<Acc, Exclusive> seed, Op op, tile_state<Acc> state, Hook hook,
                    cudaStream_t stream) {
   const auto grid = static_cast<unsigned>(tiles);
-  // Pointers to Acc itself, both 16-byte aligned, are read and written with 16-byte
-  // vectors, and so are vector iterators of the tuning's Vec that say they are ready;
-  // anything else (other iterators, other element types, a pointer offset by one
-  // element) with scalar accesses in the same striped layout.
-  constexpr bool acc_pointers = [] {
-    if constexpr (std::is_pointer_v<In> && std::is_pointer_v<Out>) {
-      using in_t = std::remove_cv_t<std::remove_pointer_t<In>>;
-      return vectorisable_v<Acc> && std::is_same_v<in_t, Acc> &&
-             std::is_same_v<std::remove_pointer_t<Out>, Acc>;
-    } else {
-      return false;
+  if constexpr (ByBlock) {
+    static_assert(acc_pointers<Acc, In, Out>() && Tune.vec > 1,
+                  "the small-n path takes 16-byte aligned pointers to vectorisable values");
+    constexpr auto kernel = single_pass_kernel<Protocol, Tune.block_threads, Tune.rows, Tune.vec,
+                                               true, Deterministic, Exclusive, true, Acc, In, Out,
+                                               Op, Hook>;
+    cudaLaunchAttribute cooperative[1] = {};
+    cooperative[0].id = cudaLaunchAttributeCooperative;
+    cooperative[0].val.cooperative = 1;
+    cudaLaunchConfig_t config = {};
+    config.gridDim = dim3(grid);
+    config.blockDim = dim3(Tune.block_threads);
+    config.stream = stream;
+    config.attrs = cooperative;
+    config.numAttrs = tiles > 1 ? 1 : 0;  // one tile waits for nobody
+    const cudaError_t status =
+        cudaLaunchKernelEx(&config, kernel, in, out, n, tiles, seed, op, state, hook);
+    if (status != cudaSuccess) (void)cudaGetLastError();  // reported here, not by a later check
+    cuda_check(status, function, "cudaLaunchKernelEx (cooperative) of single_pass_kernel");
+  } else {
+    // Pointers to Acc itself, both 16-byte aligned, are read and written with 16-byte
+    // vectors, and so are vector iterators of the tuning's Vec that say they are ready;
+    // anything else (other iterators, other element types, a pointer offset by one
+    // element) with scalar accesses in the same striped layout.
+    constexpr bool pointers = acc_pointers<Acc, In, Out>();
+    constexpr bool vector_iterators =
+        vector_items_of<In>() == Tune.vec && vector_items_of<Out>() == Tune.vec;
+    if constexpr (Tune.vec > 1 && (pointers || vector_iterators)) {
+      bool vectorised = false;
+      if constexpr (pointers) {
+        vectorised = aligned_16(in) && aligned_16(out);
+      } else {
+        vectorised = in.vector_ready() && out.vector_ready();
+      }
+      if (vectorised) {
+        single_pass_kernel<Protocol, Tune.block_threads, Tune.rows, Tune.vec, true, Deterministic,
+                           Exclusive, false, Acc><<<grid, Tune.block_threads, 0, stream>>>(
+            in, out, n, tiles, seed, op, state, hook);
+        TALLY_CUDA_CHECK_LAUNCH("single_pass_kernel", function);
+        return;
+      }
     }
-  }();
-  constexpr bool vector_iterators =
-      vector_items_of<In>() == Tune.vec && vector_items_of<Out>() == Tune.vec;
-  if constexpr (Tune.vec > 1 && (acc_pointers || vector_iterators)) {
-    bool vectorised = false;
-    if constexpr (acc_pointers) {
-      vectorised = aligned_16(in) && aligned_16(out);
-    } else {
-      vectorised = in.vector_ready() && out.vector_ready();
-    }
-    if (vectorised) {
-      single_pass_kernel<Protocol, Tune.block_threads, Tune.rows, Tune.vec, true, Deterministic,
-                         Exclusive, Acc><<<grid, Tune.block_threads, 0, stream>>>(
-          in, out, n, tiles, seed, op, state, hook);
-      TALLY_CUDA_CHECK_LAUNCH("single_pass_kernel", function);
-      return;
-    }
+    single_pass_kernel<Protocol, Tune.block_threads, Tune.rows, Tune.vec, false, Deterministic,
+                       Exclusive, false, Acc><<<grid, Tune.block_threads, 0, stream>>>(
+        in, out, n, tiles, seed, op, state, hook);
+    TALLY_CUDA_CHECK_LAUNCH("single_pass_kernel", function);
   }
-  single_pass_kernel<Protocol, Tune.block_threads, Tune.rows, Tune.vec, false, Deterministic,
-                     Exclusive, Acc><<<grid, Tune.block_threads, 0, stream>>>(in, out, n, tiles,
-                                                                             seed, op, state, hook);
-  TALLY_CUDA_CHECK_LAUNCH("single_pass_kernel", function);
 }
 
 // The deterministic kernel only where it differs: a protocol with a deterministic mode
 // of its own (look-back; the chained scan always is) and values that are not exact.
-template <class Protocol, single_pass_tuning Tune, bool Exclusive, class Acc, class In, class Out,
-          class Op, class Hook>
+template <class Protocol, single_pass_tuning Tune, bool Exclusive, bool ByBlock = false, class Acc,
+          class In, class Out, class Op, class Hook>
 void launch(const char* function, In in, Out out, std::int64_t n, std::int64_t tiles,
             seed_value<Acc, Exclusive> seed, Op op, tile_state<Acc> state, bool deterministic,
             Hook hook, cudaStream_t stream) {
   if constexpr (Protocol::has_deterministic_mode && !exact_values<Acc>::value) {
     if (deterministic) {
-      launch_layout<Protocol, Tune, true, Exclusive>(function, in, out, n, tiles, seed, op, state,
-                                                     hook, stream);
+      launch_layout<Protocol, Tune, true, Exclusive, ByBlock>(function, in, out, n, tiles, seed, op,
+                                                              state, hook, stream);
       return;
     }
   }
-  launch_layout<Protocol, Tune, false, Exclusive>(function, in, out, n, tiles, seed, op, state,
-                                                  hook, stream);
+  launch_layout<Protocol, Tune, false, Exclusive, ByBlock>(function, in, out, n, tiles, seed, op,
+                                                           state, hook, stream);
 }
 
 // Runs one single-pass scan of n >= 1 elements (arguments checked by the caller): the
 // state from the caller's storage, a call-owned allocation while capturing a graph, or
-// the stream's reusable buffer (tile_state.cuh); then one launch.
+// the stream's reusable buffer (tile_state.cuh); then one launch. ByBlock: the small-n
+// path's kernel (the caller checked small_path_takes).
 template <class Protocol, bool Exclusive, class Acc,
-          single_pass_tuning Tune = default_single_pass_tuning<Acc>(), class In, class Out,
-          class Op, class Hook = no_stall>
+          single_pass_tuning Tune = default_single_pass_tuning<Acc>(), bool ByBlock = false,
+          class In, class Out, class Op, class Hook = no_stall>
 void scan(const char* function, const char* storage_query, In in, Out out, std::int64_t n,
           seed_value<Acc, Exclusive> seed, Op op, const options& o, Hook hook = {}) {
   static_assert(std::is_trivially_copyable_v<Acc>,
@@ -436,8 +546,8 @@ void scan(const char* function, const char* storage_query, In in, Out out, std::
                                      std::to_string(Tune.tile_items()) + " elements");
   }
   if (tiles == 1) {
-    launch<Protocol, Tune, Exclusive>(function, in, out, n, tiles, seed, op, tile_state<Acc>{},
-                                      o.deterministic, hook, o.stream);
+    launch<Protocol, Tune, Exclusive, ByBlock>(function, in, out, n, tiles, seed, op,
+                                               tile_state<Acc>{}, o.deterministic, hook, o.stream);
     return;
   }
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
@@ -448,17 +558,17 @@ void scan(const char* function, const char* storage_query, In in, Out out, std::
                            o.stream);
     TALLY_CUDA_CHECK(cudaMemsetAsync(storage.aligned(), 0, state_bytes<Acc>(tiles), o.stream),
                      function);
-    launch<Protocol, Tune, Exclusive>(function, in, out, n, tiles, seed, op,
-                                      tile_state<Acc>::at(storage.aligned(), tiles),
-                                      o.deterministic, hook, o.stream);
+    launch<Protocol, Tune, Exclusive, ByBlock>(function, in, out, n, tiles, seed, op,
+                                               tile_state<Acc>::at(storage.aligned(), tiles),
+                                               o.deterministic, hook, o.stream);
     return;
   }
   const auto lease = tile_state_registry::instance().acquire(
       function, o.stream, tiles, descriptor_format<Acc>,
       [](std::int64_t capacity) { return state_bytes<Acc>(capacity); });
-  launch<Protocol, Tune, Exclusive>(function, in, out, n, tiles, seed, op,
-                                    tile_state<Acc>::at(lease.data, lease.capacity),
-                                    o.deterministic, hook, o.stream);
+  launch<Protocol, Tune, Exclusive, ByBlock>(function, in, out, n, tiles, seed, op,
+                                             tile_state<Acc>::at(lease.data, lease.capacity),
+                                             o.deterministic, hook, o.stream);
 }
 
 }  // namespace tally::detail::single_pass

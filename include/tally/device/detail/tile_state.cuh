@@ -124,21 +124,37 @@ struct ticket {
   std::int64_t tile;
 };
 
-// Called by one thread per block; every block of the grid (gridDim.x == tiles) draws
-// exactly once.
-TALLY_DEVICE inline ticket draw_ticket(unsigned long long* header, std::int64_t tiles) {
-  // Relaxed is enough: the ticket orders nothing by itself; descriptors carry their own
-  // synchronisation (one word, or release/acquire).
-  const unsigned long long old = atomicAdd(header, 1ull);
-  ticket t{static_cast<unsigned>(old >> 32), static_cast<std::int64_t>(old & 0xffffffffull)};
+// Drawn by one thread per block; every block of the grid (gridDim.x == tiles) draws
+// exactly once. In two steps, so that a kernel may issue the atomic and read its reply
+// later (the small-n path's blocks know their tile without it: single_pass_scan.cuh):
+//   take_ticket   the atomic. Relaxed is enough: the ticket orders nothing by itself;
+//                 descriptors carry their own synchronisation (one word, or
+//                 release/acquire).
+//   open_ticket   its reply: the call's epoch and the count; the block that drew the
+//                 last count opens the next epoch.
+TALLY_DEVICE TALLY_FORCEINLINE unsigned long long take_ticket(unsigned long long* header) {
+  return atomicAdd(header, 1ull);
+}
+
+TALLY_DEVICE inline ticket open_ticket(unsigned long long word, unsigned long long* header,
+                                       std::int64_t tiles) {
+  ticket t{static_cast<unsigned>(word >> 32), static_cast<std::int64_t>(word & 0xffffffffull)};
   // A count outside [0, tiles) means the state was corrupted (a kernel of this state was
   // killed half-way, or two streams shared it): stop rather than scan garbage.
   if (t.tile >= tiles) __trap();
   if (t.tile == tiles - 1) {
     // The last ticket: all others are drawn, nobody of this call touches the header again.
-    atomicExch(header, static_cast<unsigned long long>(t.epoch + 1u) << 32);
+    // A plain relaxed store is enough: every other atomic on the header precedes ours in
+    // its coherence order (ours returned the last count), and this store follows ours in
+    // program order on the same address. (An atomicExch would do the same and make the
+    // thread wait for a reply nobody needs; the single-pass reduce measured that wait.)
+    store_relaxed(header, static_cast<unsigned long long>(t.epoch + 1u) << 32);
   }
   return t;
+}
+
+TALLY_DEVICE inline ticket draw_ticket(unsigned long long* header, std::int64_t tiles) {
+  return open_ticket(take_ticket(header), header, tiles);
 }
 
 // ---- descriptor formats ------------------------------------------------------------------

@@ -1,0 +1,74 @@
+// tally/device/detail/occupancy.cuh -- what the device holds at once.
+//
+//   current_device        the current device's ordinal (checked against the 64 that
+//                         tally's per-device caches hold)
+//   resident_grid         how many blocks of a kernel the device runs at once
+//   co_resident_blocks    how many blocks a cooperative launch may take with the
+//                         guarantee that all of them run at once (single_pass_scan.cuh's
+//                         small-n path)
+#pragma once
+
+#include <atomic>
+#include <string>
+
+#include <cuda_runtime.h>
+
+#include "tally/core/error.hpp"
+#include "tally/device/detail/cuda_check.cuh"
+
+namespace tally::detail {
+
+inline int current_device(const char* function) {
+  int device = 0;
+  TALLY_CUDA_CHECK(cudaGetDevice(&device), function);
+  if (device < 0 || device >= 64) {
+    throw tally::error(static_cast<int>(cudaErrorInvalidDevice),
+                       std::string("tally::") + function + ": device ordinal " +
+                           std::to_string(device) + " is beyond the 64 tally supports");
+  }
+  return device;
+}
+
+// The number of blocks of `Kernel` (launched with `threads` threads, no dynamic shared
+// memory) that the current device runs at once: SMs x occupancy, cached per device. The
+// reductions that use a fixed number of threads (Brent's lemma) launch this many, so
+// their grid, and with it the order of their float additions, depends only on the device
+// and the build: identical from run to run.
+template <auto Kernel>
+int resident_grid(int threads, const char* function) {
+  static std::atomic<int> cache[64] = {};
+  const int device = current_device(function);
+  int blocks = cache[device].load(std::memory_order_relaxed);
+  if (blocks > 0) return blocks;
+  int sms = 0;
+  int per_sm = 0;
+  TALLY_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), function);
+  TALLY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, Kernel, threads, 0),
+                   function);
+  blocks = (sms > 0 ? sms : 1) * (per_sm > 0 ? per_sm : 1);
+  cache[device].store(blocks, std::memory_order_relaxed);
+  return blocks;
+}
+
+// The number of blocks a cooperative launch of the small-n scan kernel may take on the
+// current device: its SM count (0 where the device cannot launch cooperatively). That
+// kernel fits at least once on any SM (256 threads, under 1 KiB of static shared memory,
+// and __launch_bounds__(256) keeps its registers within an SM's), so a cooperative grid
+// of at most this many blocks is always accepted, and the CUDA runtime then guarantees
+// that all its blocks are resident at the same time. Cached per device.
+inline int co_resident_blocks(const char* function) {
+  static std::atomic<int> cache[64] = {};  // 0: not asked yet; -1: cannot
+  const int device = current_device(function);
+  int blocks = cache[device].load(std::memory_order_relaxed);
+  if (blocks != 0) return blocks > 0 ? blocks : 0;
+  int cooperative = 0;
+  int sms = 0;
+  TALLY_CUDA_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device),
+                   function);
+  TALLY_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), function);
+  blocks = cooperative != 0 && sms > 0 ? sms : -1;
+  cache[device].store(blocks, std::memory_order_relaxed);
+  return blocks > 0 ? blocks : 0;
+}
+
+}  // namespace tally::detail
