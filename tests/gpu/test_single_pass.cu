@@ -547,19 +547,29 @@ TEST(SinglePass, SmallPathTakesAlignedSmallScans) {
   const std::int32_t* in = p;
   const int blocks = tally::detail::co_resident_blocks("test");
   ASSERT_GT(blocks, 0) << "this GPU cannot launch cooperatively";
-  EXPECT_TRUE(sp::small_path_takes<std::int32_t>(in, p, 1, "test"));
-  EXPECT_TRUE(sp::small_path_takes<std::int32_t>(in, p, small_tile<std::int32_t> + 1, "test"));
-  EXPECT_EQ(sp::small_path_takes<std::int32_t>(in, p, small_max<std::int32_t>, "test"),
+  EXPECT_TRUE(sp::small_path_takes<std::int32_t>(in, p, 1, tally::options{}, "test"));
+  EXPECT_TRUE(sp::small_path_takes<std::int32_t>(in, p, small_tile<std::int32_t> + 1, tally::options{}, "test"));
+  EXPECT_EQ(sp::small_path_takes<std::int32_t>(in, p, small_max<std::int32_t>, tally::options{}, "test"),
             blocks >= sp::small_path_max_tiles);
-  EXPECT_FALSE(sp::small_path_takes<std::int32_t>(in, p, small_max<std::int32_t> + 1, "test"));
-  EXPECT_FALSE(sp::small_path_takes<std::int32_t>(in + 1, p, 5000, "test"));  // misaligned input
-  EXPECT_FALSE(sp::small_path_takes<std::int32_t>(in, p + 1, 5000, "test"));  // misaligned output
-  EXPECT_FALSE(sp::small_path_takes<std::int64_t>(in, p, 5000, "test"));      // a converting input
+  EXPECT_FALSE(sp::small_path_takes<std::int32_t>(in, p, small_max<std::int32_t> + 1, tally::options{}, "test"));
+  EXPECT_FALSE(sp::small_path_takes<std::int32_t>(in + 1, p, 5000, tally::options{}, "test"));  // misaligned input
+  EXPECT_FALSE(sp::small_path_takes<std::int32_t>(in, p + 1, 5000, tally::options{}, "test"));  // misaligned output
+  EXPECT_FALSE(sp::small_path_takes<std::int64_t>(in, p, 5000, tally::options{}, "test"));      // a converting input
   auto it = thrust::make_transform_iterator(thrust::counting_iterator<std::int64_t>(0), square_mod{});
-  EXPECT_FALSE(sp::small_path_takes<std::int64_t>(it, reinterpret_cast<std::int64_t*>(p), 5000, "test"));
-  // the storage query covers the smaller tiles: 5000 int32 are one default tile (no
-  // state) but three small ones
-  EXPECT_GT(tally::inclusive_scan_storage_bytes<const std::int32_t*>(5000), 0u);
+  EXPECT_FALSE(sp::small_path_takes<std::int64_t>(it, reinterpret_cast<std::int64_t*>(p), 5000, tally::options{}, "test"));
+  // With caller storage, n within one default tile stays there (no state to zero);
+  // beyond it, the small tiles are taken with caller storage too.
+  tally::options with_storage;
+  with_storage.storage = {buf.data(), 16};
+  EXPECT_FALSE(sp::small_path_takes<std::int32_t>(in, p, 5000, with_storage, "test"));
+  EXPECT_TRUE(sp::small_path_takes<std::int32_t>(in, p, 1000, with_storage, "test"));
+  EXPECT_TRUE(sp::small_path_takes<std::int32_t>(in, p, 9000, with_storage, "test"));
+  EXPECT_EQ(tally::inclusive_scan_storage_bytes<const std::int32_t*>(5000), 0u);
+  // the storage query covers the smaller tiles: 9000 int32 are two default tiles but
+  // five small ones
+  const std::size_t small_bytes = sp::storage_bytes<std::int32_t, small_tune<std::int32_t>>(9000);
+  EXPECT_EQ(tally::inclusive_scan_storage_bytes<const std::int32_t*>(9000), small_bytes);
+  EXPECT_GT(small_bytes, sp::storage_bytes<std::int32_t>(9000));
 }
 
 // Every size class of the path against the oracle: one tile, its edges, many tiles, the
@@ -719,7 +729,7 @@ TEST(SinglePass, SmallPathStateStorageAndGraphs) {
       delete outs[i];
     }
   }
-  const std::int64_t n = 5000;  // one default tile (no state), three small ones
+  const std::int64_t n = 9000;  // two default tiles, five small ones
   device_buffer<T> out(static_cast<std::size_t>(n));
   {
     SCOPED_TRACE("caller storage");

@@ -101,7 +101,7 @@ void scan_with(const char* function, const char* storage_query, In in, Out out, 
   if constexpr (Strategy::single_pass) {
     using protocol = typename Strategy::protocol_type;
     if constexpr (Strategy::small_path && single_pass::acc_pointers<Acc, In, Out>()) {
-      if (single_pass::small_path_takes<Acc>(in, out, n, function)) {
+      if (single_pass::small_path_takes<Acc>(in, out, n, o, function)) {
         single_pass::scan<protocol, Exclusive, Acc, single_pass::small_single_pass_tuning<Acc>(),
                           true>(function, storage_query, in, out, n, seed, op, o);
         return;

@@ -399,14 +399,15 @@ constexpr std::size_t storage_bytes(std::int64_t n) {
 }
 
 // What the public single-pass scans need as options.storage: enough for the default
-// tiles and, where the small-n path may run, for its smaller tiles (which it may take or
-// not, by the pointers' alignment and the device: the caller cannot know which).
+// tiles and, where the small-n path may run with caller storage (more than one default
+// tile: small_path_takes below), for its smaller tiles (which it may take or not, by the
+// pointers' alignment and the device: the caller cannot know which).
 template <class Acc>
 constexpr std::size_t public_storage_bytes(std::int64_t n) {
   const std::size_t large = storage_bytes<Acc>(n);
   if constexpr (vectorisable_v<Acc>) {
     constexpr single_pass_tuning small = small_single_pass_tuning<Acc>();
-    if (n <= small_path_max_tiles * small.tile_items()) {
+    if (large > 0 && n <= small_path_max_tiles * small.tile_items()) {
       const std::size_t smaller_tiles = storage_bytes<Acc, small>(n);
       return smaller_tiles > large ? smaller_tiles : large;
     }
@@ -433,15 +434,26 @@ constexpr bool acc_pointers() {
 
 // Whether the small-n path ("The small-n path" above) takes a scan of n >= 1 elements:
 // 16-byte aligned pointers to a vectorisable Acc, at most small_path_max_tiles of its
-// tiles, and (for more than one tile) a device that can hold them all at once.
+// tiles, and (for more than one tile) a device that can hold them all at once. Not where
+// n fits one default tile and the state would have to be zeroed first (caller storage, or
+// a graph being captured): there the default tile needs no state, while the small tiles'
+// memset launch costs more (about 1 us) than they save.
 template <class Acc, class In, class Out>
-bool small_path_takes(In in, Out out, std::int64_t n, const char* function) {
+bool small_path_takes(In in, Out out, std::int64_t n, const options& o, const char* function) {
   if constexpr (acc_pointers<Acc, In, Out>()) {
     constexpr std::int64_t tile = small_single_pass_tuning<Acc>().tile_items();
     if (n > small_path_max_tiles * tile || !aligned_16(in) || !aligned_16(out)) return false;
-    return n <= tile || ceil_div(n, tile) <= co_resident_blocks(function);
+    if (n <= tile) return true;
+    if (ceil_div(n, tile) > co_resident_blocks(function)) return false;
+    if (n <= default_single_pass_tuning<Acc>().tile_items()) {
+      if (o.storage.data != nullptr) return false;
+      cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+      TALLY_CUDA_CHECK(cudaStreamIsCapturing(o.stream, &capture), function);
+      if (capture != cudaStreamCaptureStatusNone) return false;
+    }
+    return true;
   } else {
-    (void)in, (void)out, (void)n, (void)function;
+    (void)in, (void)out, (void)n, (void)o, (void)function;
     return false;
   }
 }
