@@ -14,6 +14,9 @@
 //      512 contiguous bytes per warp instruction, straight from registers: no shared
 //      memory transpose. (Vec = 1 when the pointers are not 16-byte aligned, or are
 //      iterators without the vector hook below: the same layout with scalar accesses.)
+//      16-byte aligned pointers to Acc STAGE the tile in shared memory instead ("Staged
+//      tiles" below): the same layout, each lane's vectors copied there by cp.async and
+//      read back row by row in steps 2 and 5.
 //   2. scan locally: each lane scans its Vec items serially; each row's lane totals are
 //      scanned with warp shuffles; the row totals are chained serially (rows in order)
 //      into each warp's total
@@ -216,6 +219,104 @@ TALLY_DEVICE TALLY_FORCEINLINE void store_tile(Out out, std::int64_t base, std::
   }
 }
 
+// ---- staged tiles ------------------------------------------------------------------------------
+// Where the time of a large scan goes (docs/perf-notes.md, "Staged tiles", H200): the tile
+// pipeline alone (the same kernel with a protocol that does not wait) runs at 95-98% of
+// the copy; the look-back costs the rest. A tile waits for its prefix about as long as
+// its loads took (4.5 us against 3.2 us at 2^28 int32), holding its registers all the
+// while, and the registers (64 a thread: the tile's 32 items and their prefixes) allow 4
+// blocks of 256 threads per SM (3 for 8-byte values).
+//
+// So for 16-byte aligned pointers to Acc (the common case) the tile lives in SHARED
+// MEMORY during the wait, not in registers: in step 1 each lane copies its vectors
+// there with cp.async (global -> shared, through no register), in steps 2 and 5 it
+// reads them back a row at a time. The items no longer live across the wait, the
+// kernel needs 48 registers, and 5 blocks fit on an SM (the tile's 24-32 KiB of shared
+// memory allow 6-9). Each lane reads back only the vectors it copied, at the same
+// addresses, so its own wait for its copies (cp.async.wait_all) orders everything; no
+// barrier. A partial last tile is staged with ordinary loads (padded as in load_tile).
+// Measured (H200): int32 at 2^28 77 -> 79% of the copy, double at 2^27 74 -> 82%. The
+// look-back's wait itself is unchanged; hiding it is the next step (perf-notes).
+// The register budget that gives those 5 blocks of 256 threads: the compiler is held to
+// it (__launch_bounds__' second argument), because left alone it spent 68-72 registers
+// on the exclusive kernels (3 blocks per SM; 74% of the copy against 79% inclusive; with
+// the budget 77%, and 12-16 bytes spilled). Not for the deterministic kernels, whose
+// wider look-back window needs more, nor for the others: 0 leaves the compiler free (a
+// 1 does not: it changed their register counts, and the deterministic staged kernels
+// lost 10 points of the copy).
+inline constexpr int staged_registers = 48;
+template <int Threads, bool Staged, bool Deterministic>
+inline constexpr int min_blocks_per_sm =
+    Staged && !Deterministic ? 65536 / (Threads * staged_registers) : 0;
+
+template <class Acc, int Vec>
+TALLY_DEVICE TALLY_FORCEINLINE void copy_async_16(vector_of<Acc, Vec>* to, const Acc* from) {
+  const auto shared = static_cast<unsigned>(__cvta_generic_to_shared(to));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(shared), "l"(from) : "memory");
+}
+
+// The index in the staged tile of lane `lane`'s vector in row r of warp `warp`.
+template <class L>
+TALLY_DEVICE TALLY_FORCEINLINE int staged_index(int warp, int lane, int r) {
+  return (warp * L::warp_items + r * L::row_items + lane * L::vec) / L::vec;
+}
+
+template <class L, class Acc>
+TALLY_DEVICE TALLY_FORCEINLINE void stage_tile(vector_of<Acc, L::vec>* tile, const Acc* in,
+                                               std::int64_t base, std::int64_t n, int warp,
+                                               int lane) {
+  if (base + L::tile_items <= n) {
+#pragma unroll
+    for (int r = 0; r < L::rows; ++r) {
+      const int v = staged_index<L>(warp, lane, r);
+      copy_async_16(&tile[v], in + base + static_cast<std::int64_t>(v) * L::vec);
+    }
+    asm volatile("cp.async.wait_all;" ::: "memory");  // this lane's copies have landed
+    return;
+  }
+#pragma unroll
+  for (int r = 0; r < L::rows; ++r) {
+    const int v = staged_index<L>(warp, lane, r);
+    vector_of<Acc, L::vec> items;
+#pragma unroll
+    for (int k = 0; k < L::vec; ++k) {
+      const std::int64_t i = base + static_cast<std::int64_t>(v) * L::vec + k;
+      items.v[k] = in[i < n ? i : n - 1];
+    }
+    tile[v] = items;
+  }
+}
+
+template <class L, class Acc>
+TALLY_DEVICE TALLY_FORCEINLINE void read_staged_row(const vector_of<Acc, L::vec>* tile, int warp,
+                                                    int lane, int r, Acc (&items)[L::vec]) {
+  const vector_of<Acc, L::vec> v = tile[staged_index<L>(warp, lane, r)];
+#pragma unroll
+  for (int k = 0; k < L::vec; ++k) items[k] = v.v[k];
+}
+
+// Shared memory for a staged tile (nothing for the others), aligned to 128 bytes: the
+// same kernel with the tile 16-byte aligned behind the other shared variables ran at
+// 70% of the copy instead of 80% (docs/perf-notes.md, "Staged tiles").
+template <class Acc, class L>
+struct alignas(128) staged_tile {
+  using vector = vector_of<Acc, L::vec>;
+  unsigned char bytes[sizeof(vector) * (L::tile_items / L::vec)];
+  TALLY_DEVICE TALLY_FORCEINLINE vector* data() { return reinterpret_cast<vector*>(bytes); }
+};
+struct no_staged_tile {
+  TALLY_DEVICE TALLY_FORCEINLINE std::nullptr_t data() { return nullptr; }
+};
+template <class Acc, class L, bool Staged>
+using staged_tile_t = std::conditional_t<Staged, staged_tile<Acc, L>, no_staged_tile>;
+
+// each lane's Vec items, scanned serially in place
+template <int Vec, class Acc, class Op>
+TALLY_DEVICE TALLY_FORCEINLINE void lane_scan(Acc (&items)[Vec], Op& op) {
+#pragma unroll
+  for (int k = 1; k < Vec; ++k) items[k] = static_cast<Acc>(op(items[k - 1], items[k]));
+}
+
 // ---- the small-n path ------------------------------------------------------------------------
 // At small n a scan is latency: an empty kernel takes about 2.8 us between events on an
 // H200, the copy of 2^16 int32 3.2 us. Two costs of the large tiles show there
@@ -246,12 +347,15 @@ inline constexpr std::int64_t small_path_max_tiles = 64;
 // reduction of all tiles before t (seed included for exclusive scans) in every lane.
 // The kernel then publishes the inclusive value prefix op A_t.
 // ByBlock: tile = blockIdx.x (only in a cooperative launch: "The small-n path" above).
-template <class Protocol, int Threads, int Rows, int Vec, bool Vectorised, bool Deterministic,
-          bool Exclusive, bool ByBlock, class Acc, class In, class Out, class Op, class Hook>
-__global__ void __launch_bounds__(Threads)
+// Staged: the tile waits in shared memory ("Staged tiles" above; Vectorised pointers only).
+template <class Protocol, int Threads, int Rows, int Vec, bool Vectorised, bool Staged,
+          bool Deterministic, bool Exclusive, bool ByBlock, class Acc, class In, class Out,
+          class Op, class Hook>
+__global__ void __launch_bounds__(Threads, (min_blocks_per_sm<Threads, Staged, Deterministic>))
     single_pass_kernel(In in, Out out, std::int64_t n, std::int64_t tiles,
                        seed_value<Acc, Exclusive> seed, Op op, tile_state<Acc> state, Hook hook) {
   using L = layout<Threads, Rows, Vec, Vectorised>;
+  __shared__ staged_tile_t<Acc, L, Staged> staged;
   __shared__ std::int64_t tile_index;
   __shared__ unsigned tile_epoch;
   __shared__ block::detail::uninitialized_array<Acc, L::warps> warp_totals;
@@ -285,9 +389,13 @@ __global__ void __launch_bounds__(Threads)
   }
   const std::int64_t base = tile * L::tile_items;
 
-  // 1. load
+  // 1. load (a staged tile: into shared memory; its rows are read back in steps 2 and 5)
   Acc items[L::rows][L::vec];
-  load_tile<L, Vectorised>(in, base, n, warp_id, lane, items);
+  if constexpr (Staged) {
+    stage_tile<L>(staged.data(), in, base, n, warp_id, lane);
+  } else {
+    load_tile<L, Vectorised>(in, base, n, warp_id, lane, items);
+  }
 
   // 2. local scans: lane-serial, then each row across the warp, then rows chained
   Acc lane_prefix[L::rows];  // this lane's exclusive prefix within its row (unused in lane 0)
@@ -295,8 +403,8 @@ __global__ void __launch_bounds__(Threads)
   Acc warp_total;
 #pragma unroll
   for (int r = 0; r < L::rows; ++r) {
-#pragma unroll
-    for (int k = 1; k < L::vec; ++k) items[r][k] = static_cast<Acc>(op(items[r][k - 1], items[r][k]));
+    if constexpr (Staged) read_staged_row<L>(staged.data(), warp_id, lane, r, items[r]);
+    lane_scan(items[r], op);
     Acc row_total;
     const Acc lane_inclusive = warp::inclusive_scan(items[r][L::vec - 1], op, row_total);
     lane_prefix[r] = warp::shuffle_up(lane_inclusive, 1u);
@@ -357,6 +465,11 @@ __global__ void __launch_bounds__(Threads)
                                warp_has_prefix};
 #pragma unroll
   for (int r = 0; r < L::rows; ++r) {
+    if constexpr (Staged) {
+      // the row again (step 2's items are dead by now: that is what frees the registers)
+      read_staged_row<L>(staged.data(), warp_id, lane, r, items[r]);
+      lane_scan(items[r], op);
+    }
     maybe<Acc> p = r == 0 ? warp_prefix : then(warp_prefix, row_prefix[r], op);
     if (lane > 0) p = then(p, lane_prefix[r], op);
     if constexpr (Exclusive) {
@@ -477,8 +590,8 @@ void launch_layout(const char* function, In in, Out out, std::int64_t n, std::in
     static_assert(acc_pointers<Acc, In, Out>() && Tune.vec > 1,
                   "the small-n path takes 16-byte aligned pointers to vectorisable values");
     constexpr auto kernel = single_pass_kernel<Protocol, Tune.block_threads, Tune.rows, Tune.vec,
-                                               true, Deterministic, Exclusive, true, Acc, In, Out,
-                                               Op, Hook>;
+                                               true, false, Deterministic, Exclusive, true, Acc, In,
+                                               Out, Op, Hook>;
     cudaLaunchAttribute cooperative[1] = {};
     cooperative[0].id = cudaLaunchAttributeCooperative;
     cooperative[0].val.cooperative = 1;
@@ -494,9 +607,10 @@ void launch_layout(const char* function, In in, Out out, std::int64_t n, std::in
     cuda_check(status, function, "cudaLaunchKernelEx (cooperative) of single_pass_kernel");
   } else {
     // Pointers to Acc itself, both 16-byte aligned, are read and written with 16-byte
-    // vectors, and so are vector iterators of the tuning's Vec that say they are ready;
-    // anything else (other iterators, other element types, a pointer offset by one
-    // element) with scalar accesses in the same striped layout.
+    // vectors through a staged tile, and vector iterators of the tuning's Vec that say
+    // they are ready with 16-byte vectors in registers; anything else (other iterators,
+    // other element types, a pointer offset by one element) with scalar accesses in the
+    // same striped layout.
     constexpr bool pointers = acc_pointers<Acc, In, Out>();
     constexpr bool vector_iterators =
         vector_items_of<In>() == Tune.vec && vector_items_of<Out>() == Tune.vec;
@@ -508,16 +622,16 @@ void launch_layout(const char* function, In in, Out out, std::int64_t n, std::in
         vectorised = in.vector_ready() && out.vector_ready();
       }
       if (vectorised) {
-        single_pass_kernel<Protocol, Tune.block_threads, Tune.rows, Tune.vec, true, Deterministic,
-                           Exclusive, false, Acc><<<grid, Tune.block_threads, 0, stream>>>(
-            in, out, n, tiles, seed, op, state, hook);
+        single_pass_kernel<Protocol, Tune.block_threads, Tune.rows, Tune.vec, true, pointers,
+                           Deterministic, Exclusive, false, Acc>
+            <<<grid, Tune.block_threads, 0, stream>>>(in, out, n, tiles, seed, op, state, hook);
         TALLY_CUDA_CHECK_LAUNCH("single_pass_kernel", function);
         return;
       }
     }
-    single_pass_kernel<Protocol, Tune.block_threads, Tune.rows, Tune.vec, false, Deterministic,
-                       Exclusive, false, Acc><<<grid, Tune.block_threads, 0, stream>>>(
-        in, out, n, tiles, seed, op, state, hook);
+    single_pass_kernel<Protocol, Tune.block_threads, Tune.rows, Tune.vec, false, false,
+                       Deterministic, Exclusive, false, Acc>
+        <<<grid, Tune.block_threads, 0, stream>>>(in, out, n, tiles, seed, op, state, hook);
     TALLY_CUDA_CHECK_LAUNCH("single_pass_kernel", function);
   }
 }
