@@ -308,4 +308,26 @@ inline std::vector<std::int64_t> sizes(std::int64_t tile, std::int64_t max_size)
   return v;
 }
 
+// Captures `call()` on `stream` into a CUDA graph (in `mode`) and replays the graph three
+// times: `prepare(replay)` before each launch, `check(replay)` after the stream has
+// finished it.
+template <class Call, class Prepare, class Check>
+void replay_captured(cudaStream_t stream, cudaStreamCaptureMode mode, Call call, Prepare prepare,
+                     Check check) {
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  TALLY_TEST_CUDA(cudaStreamBeginCapture(stream, mode));
+  call();
+  TALLY_TEST_CUDA(cudaStreamEndCapture(stream, &graph));
+  TALLY_TEST_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+  for (int replay = 0; replay < 3; ++replay) {
+    prepare(replay);
+    TALLY_TEST_CUDA(cudaGraphLaunch(exec, stream));
+    TALLY_TEST_CUDA(cudaStreamSynchronize(stream));
+    check(replay);
+  }
+  TALLY_TEST_CUDA(cudaGraphExecDestroy(exec));
+  TALLY_TEST_CUDA(cudaGraphDestroy(graph));
+}
+
 }  // namespace tally_test

@@ -488,20 +488,11 @@ TEST(Reduce, CallerStorage) {
   o.stream = stream;
   tally::reduce_into(d, n, out.data(), 0, tally::plus{}, o);  // warm the caches of the call
   TALLY_TEST_CUDA(cudaStreamSynchronize(stream));
-  cudaGraph_t graph = nullptr;
-  cudaGraphExec_t exec = nullptr;
-  TALLY_TEST_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
-  tally::reduce_into(d, n, out.data(), 0, tally::plus{}, o);
-  TALLY_TEST_CUDA(cudaStreamEndCapture(stream, &graph));
-  TALLY_TEST_CUDA(cudaGraphInstantiate(&exec, graph, 0));
-  for (int replay = 0; replay < 3; ++replay) {
-    TALLY_TEST_CUDA(cudaMemsetAsync(out.data(), 0xA5, sizeof(std::int32_t), stream));
-    TALLY_TEST_CUDA(cudaGraphLaunch(exec, stream));
-    TALLY_TEST_CUDA(cudaStreamSynchronize(stream));
-    EXPECT_EQ(out.download()[0], want) << "graph replay " << replay;
-  }
-  cudaGraphExecDestroy(exec);
-  cudaGraphDestroy(graph);
+  replay_captured(
+      stream, cudaStreamCaptureModeGlobal,
+      [&] { tally::reduce_into(d, n, out.data(), 0, tally::plus{}, o); },
+      [&](int) { TALLY_TEST_CUDA(cudaMemsetAsync(out.data(), 0xA5, sizeof(std::int32_t), stream)); },
+      [&](int replay) { EXPECT_EQ(out.download()[0], want) << "graph replay " << replay; });
   cudaStreamDestroy(stream);
 }
 
@@ -545,20 +536,11 @@ TEST(Reduce, DescriptorFinishStorage) {
   }
 
   // Captured without caller storage, replayed.
-  cudaGraph_t graph = nullptr;
-  cudaGraphExec_t exec = nullptr;
-  TALLY_TEST_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
-  tally::reduce_into(d, n, out.data(), 0.25f, tally::plus{}, o);
-  TALLY_TEST_CUDA(cudaStreamEndCapture(stream, &graph));
-  TALLY_TEST_CUDA(cudaGraphInstantiate(&exec, graph, 0));
-  for (int replay = 0; replay < 3; ++replay) {
-    out.poison();
-    TALLY_TEST_CUDA(cudaGraphLaunch(exec, stream));
-    TALLY_TEST_CUDA(cudaStreamSynchronize(stream));
-    EXPECT_EQ(out.download()[0], want) << "graph replay " << replay;
-  }
-  cudaGraphExecDestroy(exec);
-  cudaGraphDestroy(graph);
+  replay_captured(
+      stream, cudaStreamCaptureModeGlobal,
+      [&] { tally::reduce_into(d, n, out.data(), 0.25f, tally::plus{}, o); },
+      [&](int) { out.poison(); },
+      [&](int replay) { EXPECT_EQ(out.download()[0], want) << "graph replay " << replay; });
   cudaStreamDestroy(stream);
 }
 

@@ -470,53 +470,50 @@ TEST(SinglePass, GraphCaptureAndReplay) {
     ASSERT_GT(bytes, 0u);
     device_buffer<unsigned char> storage(bytes);
     if (caller_storage) o.storage = {storage.data(), bytes};
-    cudaGraph_t graph;
-    TALLY_TEST_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-    tally::inclusive_scan(in.data(), out.data(), n, tally::plus{}, o);
-    TALLY_TEST_CUDA(cudaStreamEndCapture(stream, &graph));
-    cudaGraphExec_t exec;
-    TALLY_TEST_CUDA(cudaGraphInstantiate(&exec, graph, 0));
-    for (int replay = 0; replay < 3; ++replay) {
-      const auto h = random_vector<std::int32_t, tally::plus>(static_cast<std::size_t>(n), 80 + replay);
-      in.upload(h);
-      out.poison();
-      TALLY_TEST_CUDA(cudaGraphLaunch(exec, stream));
-      TALLY_TEST_CUDA(cudaStreamSynchronize(stream));
-      ASSERT_TRUE(matches(out.download(), reference_scan(h, false, 0, tally::plus{}), static_cast<std::size_t>(n)))
-          << "replay " << replay;
-    }
-    TALLY_TEST_CUDA(cudaGraphExecDestroy(exec));
-    TALLY_TEST_CUDA(cudaGraphDestroy(graph));
+    std::vector<std::int32_t> h;
+    replay_captured(
+        stream, cudaStreamCaptureModeThreadLocal,
+        [&] { tally::inclusive_scan(in.data(), out.data(), n, tally::plus{}, o); },
+        [&](int replay) {
+          h = random_vector<std::int32_t, tally::plus>(static_cast<std::size_t>(n), 80 + replay);
+          in.upload(h);
+          out.poison();
+        },
+        [&](int replay) {
+          ASSERT_TRUE(matches(out.download(), reference_scan(h, false, 0, tally::plus{}),
+                              static_cast<std::size_t>(n)))
+              << "replay " << replay;
+        });
   }
   TALLY_TEST_CUDA(cudaStreamDestroy(stream));
 }
 
 // The clearing epoch: a call whose epoch is 2^29 - 1 (mod 2^29) zeroes every descriptor
 // past its own tiles, and still scans correctly; the header moves to the next epoch with
-// no tickets drawn.
-TEST(SinglePass, ClearingEpochZeroesStaleDescriptors) {
+// no tickets drawn. For the kernel with tiles of tuning Tune (ByBlock: the small-n path's).
+template <sp::single_pass_tuning Tune, bool ByBlock>
+void check_clearing_epoch(std::int64_t tiles, std::uint64_t salt) {
   using T = std::int32_t;
-  const std::int64_t tile = sp::tile_items<T>();
-  const std::int64_t capacity = 4096, tiles = 100, n = tiles * tile - 3;
+  const std::int64_t capacity = 4096, n = tiles * Tune.tile_items() - 3;
   const std::size_t bytes = sp::state_bytes<T>(capacity);
   device_buffer<unsigned char> state_memory(bytes);
   TALLY_TEST_CUDA(cudaMemset(state_memory.data(), 0x5A, bytes));  // stale garbage everywhere
   const unsigned epoch = sp::clearing_period_mask;                   // 2^29 - 1
   const unsigned long long header = static_cast<unsigned long long>(epoch) << 32;
   TALLY_TEST_CUDA(cudaMemcpy(state_memory.data(), &header, sizeof header, cudaMemcpyHostToDevice));
-  const auto h = random_vector<T, tally::plus>(static_cast<std::size_t>(n), 91);
+  const auto h = random_vector<T, tally::plus>(static_cast<std::size_t>(n), salt);
   device_buffer<T> in(h), out(static_cast<std::size_t>(n));
   out.poison();
-  sp::launch<lookback_protocol, sp::default_single_pass_tuning<T>(), false>(
-      "clearing test", in.data(), out.data(), n, tiles, tally::detail::seed_value<T, false>{},
-      tally::plus{}, sp::tile_state<T>::at(state_memory.data(), capacity), false, sp::no_stall{},
-      nullptr);
+  sp::launch<lookback_protocol, Tune, false, ByBlock>(
+      "clearing test", static_cast<const T*>(in.data()), out.data(), n, tiles,
+      tally::detail::seed_value<T, false>{}, tally::plus{},
+      sp::tile_state<T>::at(state_memory.data(), capacity), false, sp::no_stall{}, nullptr);
   TALLY_TEST_CUDA(cudaDeviceSynchronize());
   ASSERT_TRUE(matches(out.download(), reference_scan(h, false, 0, tally::plus{}), static_cast<std::size_t>(n)));
-  std::vector<unsigned long long> words(static_cast<std::size_t>(capacity));
   unsigned long long header_after = 0;
   TALLY_TEST_CUDA(cudaMemcpy(&header_after, state_memory.data(), sizeof header_after, cudaMemcpyDeviceToHost));
   EXPECT_EQ(header_after, static_cast<unsigned long long>(epoch + 1) << 32);
+  std::vector<unsigned long long> words(static_cast<std::size_t>(capacity));
   TALLY_TEST_CUDA(cudaMemcpy(words.data(), state_memory.data() + tally::detail::storage_alignment,
                              words.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
   for (std::int64_t t = 0; t < capacity; ++t) {
@@ -527,6 +524,10 @@ TEST(SinglePass, ClearingEpochZeroesStaleDescriptors) {
       ASSERT_EQ(words[static_cast<std::size_t>(t)], 0ull) << "descriptor " << t << " not cleared";
     }
   }
+}
+
+TEST(SinglePass, ClearingEpochZeroesStaleDescriptors) {
+  check_clearing_epoch<sp::default_single_pass_tuning<std::int32_t>(), false>(100, 91);
 }
 
 // ---- the small-n path ----------------------------------------------------------------------------
@@ -754,60 +755,27 @@ TEST(SinglePass, SmallPathStateStorageAndGraphs) {
     device_buffer<unsigned char> storage(bytes);
     tally::options g = o;
     if (caller_storage) g.storage = {storage.data(), bytes};
-    cudaGraph_t graph;
-    TALLY_TEST_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-    tally::inclusive_scan(in.data(), out.data(), n, tally::plus{}, g);
-    TALLY_TEST_CUDA(cudaStreamEndCapture(stream, &graph));
-    cudaGraphExec_t exec;
-    TALLY_TEST_CUDA(cudaGraphInstantiate(&exec, graph, 0));
-    for (int replay = 0; replay < 3; ++replay) {
-      const auto hr = random_vector<T, tally::plus>(static_cast<std::size_t>(n), 140 + replay);
-      TALLY_TEST_CUDA(cudaMemcpy(in.data(), hr.data(), hr.size() * sizeof(T), cudaMemcpyHostToDevice));
-      out.poison();
-      TALLY_TEST_CUDA(cudaGraphLaunch(exec, stream));
-      TALLY_TEST_CUDA(cudaStreamSynchronize(stream));
-      ASSERT_TRUE(matches(out.download(), reference_scan(hr, false, 0, tally::plus{}), static_cast<std::size_t>(n)))
-          << "replay " << replay;
-    }
-    TALLY_TEST_CUDA(cudaGraphExecDestroy(exec));
-    TALLY_TEST_CUDA(cudaGraphDestroy(graph));
+    std::vector<T> hr;
+    replay_captured(
+        stream, cudaStreamCaptureModeThreadLocal,
+        [&] { tally::inclusive_scan(in.data(), out.data(), n, tally::plus{}, g); },
+        [&](int replay) {
+          hr = random_vector<T, tally::plus>(static_cast<std::size_t>(n), 140 + replay);
+          TALLY_TEST_CUDA(cudaMemcpy(in.data(), hr.data(), hr.size() * sizeof(T), cudaMemcpyHostToDevice));
+          out.poison();
+        },
+        [&](int replay) {
+          ASSERT_TRUE(matches(out.download(), reference_scan(hr, false, 0, tally::plus{}),
+                              static_cast<std::size_t>(n)))
+              << "replay " << replay;
+        });
   }
   TALLY_TEST_CUDA(cudaStreamDestroy(stream));
 }
 
 // The clearing epoch in the path's kernel, whose blocks learn the epoch late (step 4).
 TEST(SinglePass, SmallPathClearingEpoch) {
-  using T = std::int32_t;
-  const std::int64_t capacity = 4096, tiles = 40, n = tiles * small_tile<T> - 3;
-  const std::size_t bytes = sp::state_bytes<T>(capacity);
-  device_buffer<unsigned char> state_memory(bytes);
-  TALLY_TEST_CUDA(cudaMemset(state_memory.data(), 0x5A, bytes));  // stale garbage everywhere
-  const unsigned epoch = sp::clearing_period_mask;
-  const unsigned long long header = static_cast<unsigned long long>(epoch) << 32;
-  TALLY_TEST_CUDA(cudaMemcpy(state_memory.data(), &header, sizeof header, cudaMemcpyHostToDevice));
-  const auto h = random_vector<T, tally::plus>(static_cast<std::size_t>(n), 151);
-  device_buffer<T> in(h), out(static_cast<std::size_t>(n));
-  out.poison();
-  sp::launch<lookback_protocol, small_tune<T>, false, true>(
-      "clearing test", static_cast<const T*>(in.data()), out.data(), n, tiles,
-      tally::detail::seed_value<T, false>{}, tally::plus{}, sp::tile_state<T>::at(state_memory.data(), capacity),
-      false, sp::no_stall{}, nullptr);
-  TALLY_TEST_CUDA(cudaDeviceSynchronize());
-  ASSERT_TRUE(matches(out.download(), reference_scan(h, false, 0, tally::plus{}), static_cast<std::size_t>(n)));
-  unsigned long long header_after = 0;
-  TALLY_TEST_CUDA(cudaMemcpy(&header_after, state_memory.data(), sizeof header_after, cudaMemcpyDeviceToHost));
-  EXPECT_EQ(header_after, static_cast<unsigned long long>(epoch + 1) << 32);
-  std::vector<unsigned long long> words(static_cast<std::size_t>(capacity));
-  TALLY_TEST_CUDA(cudaMemcpy(words.data(), state_memory.data() + tally::detail::storage_alignment,
-                             words.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
-  for (std::int64_t t = 0; t < capacity; ++t) {
-    const auto tag = static_cast<unsigned>(words[static_cast<std::size_t>(t)] >> 32);
-    if (t < tiles) {
-      ASSERT_EQ(sp::status_of(tag, epoch), sp::status_inclusive) << "descriptor " << t;
-    } else {
-      ASSERT_EQ(words[static_cast<std::size_t>(t)], 0ull) << "descriptor " << t << " not cleared";
-    }
-  }
+  check_clearing_epoch<small_tune<std::int32_t>, true>(40, 151);
 }
 
 // Bad arguments particular to the single-pass strategies.
