@@ -129,7 +129,7 @@ struct plus_u16 {
 template <class T, class Op>
 void check_type(const char* label, std::uint64_t salt) {
   SCOPED_TRACE(label);
-  const std::int64_t tile = sp::tile_items<T>();
+  const std::int64_t tile = sp::aligned_tile_items<T>();
   const std::vector<std::int64_t> ns = {1, tile - 1, tile, tile + 1, 3 * tile + 17, 40 * tile + 3,
                                         quick() ? 300 * tile + 1 : 2000 * tile + 1};
   const std::int64_t max_n = ns.back();
@@ -170,39 +170,44 @@ TEST(SinglePass, EveryDescriptorFormat) {
 // ---- alignment ----------------------------------------------------------------------------
 template <class T>
 void check_offsets() {
+  // misaligned pointers run the default (register) tiles, aligned ones the staged tiles:
+  // the edges of both, and many tiles
   const std::int64_t tile = sp::tile_items<T>();
-  const std::int64_t n = 37 * tile + 5;
-  const auto h = random_vector<T, tally::plus>(static_cast<std::size_t>(n + 2), 21);
-  device_buffer<T> in(h), out(static_cast<std::size_t>(n + 2));
-  for (auto s : single_pass_strategies) {
-    for (int in_offset : {0, 1}) {
-      for (int out_offset : {0, 1}) {
-        SCOPED_TRACE(name_of(s) + " in + " + std::to_string(in_offset) + ", out + " +
-                     std::to_string(out_offset));
-        const std::vector<T> slice(h.begin() + in_offset, h.begin() + in_offset + n);
-        const auto want = reference_scan(slice, false, T(0), tally::plus{});
-        out.poison();
-        tally::inclusive_scan(in.data() + in_offset, out.data() + out_offset, n, tally::plus{},
-                              with_strategy(s));
-        TALLY_TEST_CUDA(cudaDeviceSynchronize());
-        const auto got = out.download(static_cast<std::size_t>(n + 2));
-        ASSERT_TRUE(matches(std::vector<T>(got.begin() + out_offset, got.begin() + out_offset + n), want,
-                            static_cast<std::size_t>(n)));
-        // nothing written before or after
-        if (out_offset == 1) ASSERT_TRUE(device_buffer<T>::is_poison(got[0]));
-        ASSERT_TRUE(device_buffer<T>::is_poison(got[static_cast<std::size_t>(n + out_offset)]));
+  const std::int64_t max_n = 37 * sp::aligned_tile_items<T>() + 5;
+  const auto h = random_vector<T, tally::plus>(static_cast<std::size_t>(max_n + 2), 21);
+  device_buffer<T> in(h), out(static_cast<std::size_t>(max_n + 2));
+  for (const std::int64_t n : {tile - 1, tile + 1, 2 * tile + 1, max_n}) {
+    for (auto s : single_pass_strategies) {
+      SCOPED_TRACE("n = " + std::to_string(n));
+      for (int in_offset : {0, 1}) {
+        for (int out_offset : {0, 1}) {
+          SCOPED_TRACE(name_of(s) + " in + " + std::to_string(in_offset) + ", out + " +
+                       std::to_string(out_offset));
+          const std::vector<T> slice(h.begin() + in_offset, h.begin() + in_offset + n);
+          const auto want = reference_scan(slice, false, T(0), tally::plus{});
+          out.poison();
+          tally::inclusive_scan(in.data() + in_offset, out.data() + out_offset, n, tally::plus{},
+                                with_strategy(s));
+          TALLY_TEST_CUDA(cudaDeviceSynchronize());
+          const auto got = out.download(static_cast<std::size_t>(n + 2));
+          ASSERT_TRUE(matches(std::vector<T>(got.begin() + out_offset, got.begin() + out_offset + n), want,
+                              static_cast<std::size_t>(n)));
+          // nothing written before or after
+          if (out_offset == 1) ASSERT_TRUE(device_buffer<T>::is_poison(got[0]));
+          ASSERT_TRUE(device_buffer<T>::is_poison(got[static_cast<std::size_t>(n + out_offset)]));
+        }
       }
+      // in place at an odd address
+      device_buffer<T> work(h);
+      const std::vector<T> slice(h.begin() + 1, h.begin() + 1 + n);
+      tally::exclusive_scan(work.data() + 1, work.data() + 1, n, T(3), tally::plus{}, with_strategy(s));
+      TALLY_TEST_CUDA(cudaDeviceSynchronize());
+      const auto got = work.download();
+      ASSERT_TRUE(matches(std::vector<T>(got.begin() + 1, got.begin() + 1 + n),
+                          reference_scan(slice, true, T(3), tally::plus{}), static_cast<std::size_t>(n)))
+          << name_of(s) << " in place, misaligned";
+      ASSERT_EQ(got[0], h[0]);
     }
-    // in place at an odd address
-    device_buffer<T> work(h);
-    const std::vector<T> slice(h.begin() + 1, h.begin() + 1 + n);
-    tally::exclusive_scan(work.data() + 1, work.data() + 1, n, T(3), tally::plus{}, with_strategy(s));
-    TALLY_TEST_CUDA(cudaDeviceSynchronize());
-    const auto got = work.download();
-    ASSERT_TRUE(matches(std::vector<T>(got.begin() + 1, got.begin() + 1 + n),
-                        reference_scan(slice, true, T(3), tally::plus{}), static_cast<std::size_t>(n)))
-        << name_of(s) << " in place, misaligned";
-    ASSERT_EQ(got[0], h[0]);
   }
 }
 
@@ -292,7 +297,7 @@ void run_with_stall(const T* in, T* out, std::int64_t n, const T& init, Op op, b
 template <class Protocol>
 void check_stalls(const char* label) {
   SCOPED_TRACE(label);
-  const std::int64_t tile = sp::tile_items<std::int32_t>();
+  const std::int64_t tile = sp::aligned_tile_items<std::int32_t>();
   const std::int64_t tiles = quick() ? 64 : 2048;
   const std::int64_t n = tiles * tile - 7;
   const auto h = random_vector<std::int32_t, tally::plus>(static_cast<std::size_t>(n), 41);
@@ -389,7 +394,7 @@ TEST(SinglePass, DeterministicFloatBits) {
 // Many calls of changing sizes on one stream: each call reuses the descriptors of the
 // previous ones; stale descriptors must read as invalid (epochs).
 TEST(SinglePass, StateReusedAcrossCalls) {
-  const std::int64_t tile = sp::tile_items<std::int32_t>();
+  const std::int64_t tile = sp::aligned_tile_items<std::int32_t>();
   const std::int64_t max_n = 300 * tile;
   const auto h = random_vector<std::int32_t, tally::plus>(static_cast<std::size_t>(max_n), 61);
   const auto want = reference_scan(h, false, 0, tally::plus{});
@@ -458,7 +463,7 @@ TEST(SinglePass, ConcurrentStreams) {
 // Captured into a CUDA graph, with and without caller storage, and replayed on other
 // input: correct every time.
 TEST(SinglePass, GraphCaptureAndReplay) {
-  const std::int64_t n = 50 * sp::tile_items<std::int32_t>() + 9;
+  const std::int64_t n = 50 * sp::aligned_tile_items<std::int32_t>() + 9;
   cudaStream_t stream;
   TALLY_TEST_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   device_buffer<std::int32_t> in(static_cast<std::size_t>(n)), out(static_cast<std::size_t>(n));

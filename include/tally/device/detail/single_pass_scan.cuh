@@ -15,8 +15,8 @@
 //      memory transpose. (Vec = 1 when the pointers are not 16-byte aligned, or are
 //      iterators without the vector hook below: the same layout with scalar accesses.)
 //      16-byte aligned pointers to Acc STAGE the tile in shared memory instead ("Staged
-//      tiles" below): the same layout, each lane's vectors copied there by cp.async and
-//      read back row by row in steps 2 and 5.
+//      tiles" below): the same layout, each lane's vectors copied there by cp.async,
+//      read back and written back row by row in step 2, read again in step 5.
 //   2. scan locally: each lane scans its Vec items serially; each row's lane totals are
 //      scanned with warp shuffles; the row totals are chained serially (rows in order)
 //      into each warp's total
@@ -25,7 +25,8 @@
 //      publishes the tile's inclusive value; it stores each warp's prefix in shared
 //      memory; barrier
 //   5. every item gets its prefix (warp prefix, row prefix, lane prefix) and is stored
-//      with the same striped layout.
+//      with the same striped layout. (A staged tile applied the row and lane prefixes in
+//      step 2 already.)
 //
 // Operator order: every combination is op(earlier, later); no identity is needed (the
 // very first item of the scan has no prefix; every "prefix" below is optional).
@@ -83,6 +84,24 @@ constexpr single_pass_tuning default_single_pass_tuning() {
   } else {
     constexpr int rows = bytes <= 4 ? 16 : bytes <= 16 ? 4 : bytes <= 32 ? 2 : 1;
     return single_pass_tuning{256, rows, 1};
+  }
+}
+
+// The tiles of a scan of 16-byte aligned pointers to 4- or 8-byte values, which waits in
+// shared memory ("Staged tiles" below), so that their size costs no registers: 256
+// threads x 11 rows x 16 bytes, 44 KiB (as much as a block's 48 KiB of static shared
+// memory allows). Larger tiles mean fewer tiles to pass prefixes along. Measured on an
+// H200 against the register tiles above, in one process (docs/perf-notes.md, "Staged
+// tiles, version 2"): int32 at 2^28 79.4 / 76.4% of the copy (inclusive / exclusive)
+// with 8 rows -> 80.3 / 78.7% with 11; double at 2^27 81.7 / 80.4% with 6 rows -> 84.3 /
+// 85.8%. The public scans choose these for aligned pointers (dispatch.cuh); any other
+// input keeps the default tiles, whose registers could not hold 11 rows.
+template <class Acc>
+constexpr single_pass_tuning staged_single_pass_tuning() {
+  if constexpr (vectorisable_v<Acc>) {
+    return single_pass_tuning{256, 11, static_cast<int>(16 / sizeof(Acc))};
+  } else {
+    return default_single_pass_tuning<Acc>();
   }
 }
 
@@ -219,6 +238,21 @@ TALLY_DEVICE TALLY_FORCEINLINE void store_tile(Out out, std::int64_t base, std::
   }
 }
 
+// Row r of a staged tile (16-byte aligned pointers: a full tile stores one vector).
+template <class L, class Acc, class Out>
+TALLY_DEVICE TALLY_FORCEINLINE void store_row(Out out, std::int64_t base, std::int64_t n, int warp,
+                                              int lane, int r, const Acc (&items)[L::vec]) {
+  const std::int64_t first = base + warp * L::warp_items + r * L::row_items + lane * L::vec;
+  if (base + L::tile_items <= n) {
+    store_vector<L::vec>(out, first, items);
+    return;
+  }
+#pragma unroll
+  for (int k = 0; k < L::vec; ++k) {
+    if (first + k < n) out[first + k] = items[k];
+  }
+}
+
 // ---- staged tiles ------------------------------------------------------------------------------
 // Where the time of a large scan goes (docs/perf-notes.md, "Staged tiles", H200): the tile
 // pipeline alone (the same kernel with a protocol that does not wait) runs at 95-98% of
@@ -229,14 +263,19 @@ TALLY_DEVICE TALLY_FORCEINLINE void store_tile(Out out, std::int64_t base, std::
 //
 // So for 16-byte aligned pointers to Acc (the common case) the tile lives in SHARED
 // MEMORY during the wait, not in registers: in step 1 each lane copies its vectors
-// there with cp.async (global -> shared, through no register), in steps 2 and 5 it
-// reads them back a row at a time. The items no longer live across the wait, the
-// kernel needs 48 registers, and 5 blocks fit on an SM (the tile's 24-32 KiB of shared
-// memory allow 6-9). Each lane reads back only the vectors it copied, at the same
-// addresses, so its own wait for its copies (cp.async.wait_all) orders everything; no
-// barrier. A partial last tile is staged with ordinary loads (padded as in load_tile).
-// Measured (H200): int32 at 2^28 77 -> 79% of the copy, double at 2^27 74 -> 82%. The
-// look-back's wait itself is unchanged; hiding it is the next step (perf-notes).
+// there with cp.async (global -> shared, through no register); in step 2 it reads them
+// back a row at a time, scans them and writes back the warp-local results (the items up
+// to each one within the warp); in step 5 it reads those again, puts the warp's prefix
+// in front and stores them. Nothing per row lives across the wait: the kernel needs 48
+// registers whatever the number of rows, 5 blocks fit on an SM, and the tiles can be
+// larger than registers allow (staged_single_pass_tuning: 44 KiB). Each lane reads back
+// only the vectors it copied or wrote, at the same addresses, so its own wait for its
+// copies (cp.async.wait_all) orders everything; no barrier. A partial last tile is
+// staged with ordinary loads (padded as in load_tile).
+// Measured (H200, docs/perf-notes.md): int32 at 2^28 77 -> 79% of the copy and double at
+// 2^27 74 -> 82% with the register tiles' shape (version 1, which kept each row's
+// prefixes in registers across the wait and scanned every row twice); 80 / 84% with the
+// write-back and 11 rows (version 2). The look-back's wait itself is unchanged.
 // The register budget that gives those 5 blocks of 256 threads: the compiler is held to
 // it (__launch_bounds__' second argument), because left alone it spent 68-72 registers
 // on the exclusive kernels (3 blocks per SM; 74% of the copy against 79% inclusive; with
@@ -288,6 +327,15 @@ TALLY_DEVICE TALLY_FORCEINLINE void stage_tile(vector_of<Acc, L::vec>* tile, con
 }
 
 template <class L, class Acc>
+TALLY_DEVICE TALLY_FORCEINLINE void write_staged_row(vector_of<Acc, L::vec>* tile, int warp, int lane,
+                                                     int r, const Acc (&items)[L::vec]) {
+  vector_of<Acc, L::vec> v;
+#pragma unroll
+  for (int k = 0; k < L::vec; ++k) v.v[k] = items[k];
+  tile[staged_index<L>(warp, lane, r)] = v;
+}
+
+template <class L, class Acc>
 TALLY_DEVICE TALLY_FORCEINLINE void read_staged_row(const vector_of<Acc, L::vec>* tile, int warp,
                                                     int lane, int r, Acc (&items)[L::vec]) {
   const vector_of<Acc, L::vec> v = tile[staged_index<L>(warp, lane, r)];
@@ -315,6 +363,68 @@ template <int Vec, class Acc, class Op>
 TALLY_DEVICE TALLY_FORCEINLINE void lane_scan(Acc (&items)[Vec], Op& op) {
 #pragma unroll
   for (int k = 1; k < Vec; ++k) items[k] = static_cast<Acc>(op(items[k - 1], items[k]));
+}
+
+// A lane's Vec serially scanned items given their prefix p: inclusive, p op item
+// (nothing to do without a prefix); exclusive, shifted by one with p first (p is always
+// present there: tile 0 starts from the seed).
+template <bool Exclusive, int Vec, class Acc, class Op>
+TALLY_DEVICE TALLY_FORCEINLINE void apply_prefix(const maybe<Acc>& p, Acc (&items)[Vec], Op& op) {
+  if constexpr (Exclusive) {
+#pragma unroll
+    for (int k = Vec - 1; k > 0; --k) items[k] = static_cast<Acc>(op(p.value, items[k - 1]));
+    items[0] = p.value;
+  } else if (p.present) {
+#pragma unroll
+    for (int k = 0; k < Vec; ++k) items[k] = static_cast<Acc>(op(p.value, items[k]));
+  }
+}
+
+// c ? x : y for the 4- and 8-byte values of staged tiles, as one selp instruction: the
+// compiler cannot turn it into a branch (see with_local_prefix).
+template <class Acc>
+TALLY_DEVICE TALLY_FORCEINLINE Acc select_value(bool c, const Acc& x, const Acc& y) {
+  static_assert(sizeof(Acc) == 4 || sizeof(Acc) == 8, "staged tiles hold 4- or 8-byte values");
+  Acc result;
+  if constexpr (sizeof(Acc) == 4) {
+    unsigned xb, yb, rb;
+    std::memcpy(&xb, &x, 4);
+    std::memcpy(&yb, &y, 4);
+    asm("{ .reg .pred c; setp.ne.u32 c, %1, 0; selp.b32 %0, %2, %3, c; }"
+        : "=r"(rb) : "r"(static_cast<unsigned>(c)), "r"(xb), "r"(yb));
+    std::memcpy(&result, &rb, 4);
+  } else {
+    unsigned long long xb, yb, rb;
+    std::memcpy(&xb, &x, 8);
+    std::memcpy(&yb, &y, 8);
+    asm("{ .reg .pred c; setp.ne.u32 c, %1, 0; selp.b64 %0, %2, %3, c; }"
+        : "=l"(rb) : "r"(static_cast<unsigned>(c)), "l"(xb), "l"(yb));
+    std::memcpy(&result, &rb, 8);
+  }
+  return result;
+}
+
+// Step 2 of a staged tile: a lane's Vec serially scanned items behind their prefix within
+// the warp (has_prefix: all but the warp's very first lane and row). has_prefix depends
+// on the lane, and written as a plain condition it became a branch that the compiler
+// hoisted out of the unrolled row loop, splitting every warp into two copies of all its
+// shuffles (int32 at 2^28: 64% of the copy without any wait, docs/perf-notes.md); so the
+// choices are select_value.
+template <bool Exclusive, int Vec, class Acc, class Op>
+TALLY_DEVICE TALLY_FORCEINLINE void with_local_prefix(const Acc& prefix, bool has_prefix,
+                                                      Acc (&items)[Vec], Op& op) {
+  if constexpr (Exclusive) {
+#pragma unroll
+    for (int k = Vec - 1; k > 0; --k) {
+      items[k] = select_value(has_prefix, static_cast<Acc>(op(prefix, items[k - 1])), items[k - 1]);
+    }
+    items[0] = prefix;  // without a prefix: not a value (step 5 puts the warp's prefix there)
+  } else {
+#pragma unroll
+    for (int k = 0; k < Vec; ++k) {
+      items[k] = select_value(has_prefix, static_cast<Acc>(op(prefix, items[k])), items[k]);
+    }
+  }
 }
 
 // ---- the small-n path ------------------------------------------------------------------------
@@ -397,22 +507,46 @@ __global__ void __launch_bounds__(Threads, (min_blocks_per_sm<Threads, Staged, D
     load_tile<L, Vectorised>(in, base, n, warp_id, lane, items);
   }
 
-  // 2. local scans: lane-serial, then each row across the warp, then rows chained
+  // 2. local scans: lane-serial, then each row across the warp, then rows chained. A
+  //    staged tile writes its warp-local results back to shared memory (inclusive: the
+  //    warp's items up to this one; exclusive: up to the one before), so that after the
+  //    wait step 5 only has to put the warp's prefix in front: nothing per row lives
+  //    across the wait, and no row is scanned twice.
   Acc lane_prefix[L::rows];  // this lane's exclusive prefix within its row (unused in lane 0)
   Acc row_prefix[L::rows];   // the warp's rows before r, reduced (unused for r = 0)
   Acc warp_total;
+  if constexpr (Staged) {
 #pragma unroll
-  for (int r = 0; r < L::rows; ++r) {
-    if constexpr (Staged) read_staged_row<L>(staged.data(), warp_id, lane, r, items[r]);
-    lane_scan(items[r], op);
-    Acc row_total;
-    const Acc lane_inclusive = warp::inclusive_scan(items[r][L::vec - 1], op, row_total);
-    lane_prefix[r] = warp::shuffle_up(lane_inclusive, 1u);
-    if (r == 0) {
-      warp_total = row_total;
-    } else {
-      row_prefix[r] = warp_total;
-      warp_total = static_cast<Acc>(op(warp_total, row_total));
+    for (int r = 0; r < L::rows; ++r) {
+      Acc row[L::vec];
+      read_staged_row<L>(staged.data(), warp_id, lane, r, row);
+      lane_scan(row, op);
+      Acc row_total;
+      const Acc lane_inclusive = warp::inclusive_scan(row[L::vec - 1], op, row_total);
+      const Acc lane_exclusive = warp::shuffle_up(lane_inclusive, 1u);  // lane 0: not used
+      // the lane's prefix within the warp: the rows before r, then the lanes before it
+      // (lane 0: the rows only; lane 0 of row 0: none)
+      Acc prefix = lane_exclusive;
+      if (r > 0) {
+        prefix = select_value(lane > 0, static_cast<Acc>(op(warp_total, lane_exclusive)), warp_total);
+      }
+      with_local_prefix<Exclusive>(prefix, r > 0 || lane > 0, row, op);
+      write_staged_row<L>(staged.data(), warp_id, lane, r, row);
+      warp_total = r == 0 ? row_total : static_cast<Acc>(op(warp_total, row_total));
+    }
+  } else {
+#pragma unroll
+    for (int r = 0; r < L::rows; ++r) {
+      lane_scan(items[r], op);
+      Acc row_total;
+      const Acc lane_inclusive = warp::inclusive_scan(items[r][L::vec - 1], op, row_total);
+      lane_prefix[r] = warp::shuffle_up(lane_inclusive, 1u);
+      if (r == 0) {
+        warp_total = row_total;
+      } else {
+        row_prefix[r] = warp_total;
+        warp_total = static_cast<Acc>(op(warp_total, row_total));
+      }
     }
   }
 
@@ -463,26 +597,32 @@ __global__ void __launch_bounds__(Threads, (min_blocks_per_sm<Threads, Staged, D
   const bool warp_has_prefix = Exclusive || tile > 0 || warp_id > 0;
   const maybe<Acc> warp_prefix{warp_has_prefix ? warp_prefixes[warp_id] : warp_total,
                                warp_has_prefix};
+  if constexpr (Staged) {
+    // row by row: the warp-local values from step 2, behind the warp's prefix (which an
+    // exclusive scan always has; there the warp's very first item, which has no local
+    // value, is the prefix itself)
 #pragma unroll
-  for (int r = 0; r < L::rows; ++r) {
-    if constexpr (Staged) {
-      // the row again (step 2's items are dead by now: that is what frees the registers)
-      read_staged_row<L>(staged.data(), warp_id, lane, r, items[r]);
-      lane_scan(items[r], op);
+    for (int r = 0; r < L::rows; ++r) {
+      Acc row[L::vec];
+      read_staged_row<L>(staged.data(), warp_id, lane, r, row);
+      if (warp_prefix.present) {
+#pragma unroll
+        for (int k = 0; k < L::vec; ++k) row[k] = static_cast<Acc>(op(warp_prefix.value, row[k]));
+      }
+      if constexpr (Exclusive) {
+        if (r == 0 && lane == 0) row[0] = warp_prefix.value;
+      }
+      store_row<L>(out, base, n, warp_id, lane, r, row);
     }
-    maybe<Acc> p = r == 0 ? warp_prefix : then(warp_prefix, row_prefix[r], op);
-    if (lane > 0) p = then(p, lane_prefix[r], op);
-    if constexpr (Exclusive) {
-      // p is always present (tile 0 starts from the seed)
+  } else {
 #pragma unroll
-      for (int k = L::vec - 1; k > 0; --k) items[r][k] = static_cast<Acc>(op(p.value, items[r][k - 1]));
-      items[r][0] = p.value;
-    } else if (p.present) {
-#pragma unroll
-      for (int k = 0; k < L::vec; ++k) items[r][k] = static_cast<Acc>(op(p.value, items[r][k]));
+    for (int r = 0; r < L::rows; ++r) {
+      maybe<Acc> p = r == 0 ? warp_prefix : then(warp_prefix, row_prefix[r], op);
+      if (lane > 0) p = then(p, lane_prefix[r], op);
+      apply_prefix<Exclusive>(p, items[r], op);
     }
+    store_tile<L, Vectorised>(out, base, n, warp_id, lane, items);
   }
-  store_tile<L, Vectorised>(out, base, n, warp_id, lane, items);
 
   // Every 2^29 calls: zero the descriptors past this call's tiles (tile_state.cuh). This
   // call reads only descriptors < tiles, so nobody reads these concurrently; the next
@@ -502,6 +642,13 @@ __global__ void __launch_bounds__(Threads, (min_blocks_per_sm<Threads, Staged, D
 template <class Acc, single_pass_tuning Tune = default_single_pass_tuning<Acc>()>
 constexpr std::int64_t tile_items() {
   return Tune.tile_items();
+}
+
+// The tile of a public scan of 16-byte aligned pointers to Acc (the staged tiles where
+// Acc is vectorisable): what the tests' size lists are built around.
+template <class Acc>
+constexpr std::int64_t aligned_tile_items() {
+  return staged_single_pass_tuning<Acc>().tile_items();
 }
 
 // What a scan with tuning Tune needs as options.storage (0: none; one tile needs no state).
@@ -548,8 +695,8 @@ constexpr bool acc_pointers() {
 // Whether the small-n path ("The small-n path" above) takes a scan of n >= 1 elements:
 // 16-byte aligned pointers to a vectorisable Acc, at most small_path_max_tiles of its
 // tiles, and (for more than one tile) a device that can hold them all at once. Not where
-// n fits one default tile and the state would have to be zeroed first (caller storage, or
-// a graph being captured): there the default tile needs no state, while the small tiles'
+// n fits one large tile and the state would have to be zeroed first (caller storage, or
+// a graph being captured): there the large (staged) tile needs no state, while the small tiles'
 // memset launch costs more (about 1 us) than they save.
 template <class Acc, class In, class Out>
 bool small_path_takes(In in, Out out, std::int64_t n, const options& o, const char* function) {
@@ -558,7 +705,7 @@ bool small_path_takes(In in, Out out, std::int64_t n, const options& o, const ch
     if (n > small_path_max_tiles * tile || !aligned_16(in) || !aligned_16(out)) return false;
     if (n <= tile) return true;
     if (ceil_div(n, tile) > co_resident_blocks(function)) return false;
-    if (n <= default_single_pass_tuning<Acc>().tile_items()) {
+    if (n <= staged_single_pass_tuning<Acc>().tile_items()) {
       if (o.storage.data != nullptr) return false;
       cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
       TALLY_CUDA_CHECK(cudaStreamIsCapturing(o.stream, &capture), function);
