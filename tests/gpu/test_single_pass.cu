@@ -563,13 +563,15 @@ TEST(SinglePass, SmallPathTakesAlignedSmallScans) {
   EXPECT_FALSE(sp::small_path_takes<std::int64_t>(in, p, 5000, tally::options{}, "test"));      // a converting input
   auto it = thrust::make_transform_iterator(thrust::counting_iterator<std::int64_t>(0), square_mod{});
   EXPECT_FALSE(sp::small_path_takes<std::int64_t>(it, reinterpret_cast<std::int64_t*>(p), 5000, tally::options{}, "test"));
-  // With caller storage, n within one default tile stays there (no state to zero);
+  // With caller storage, n within one large (staged) tile stays there (no state to zero);
   // beyond it, the small tiles are taken with caller storage too.
+  constexpr std::int64_t large_tile = sp::aligned_tile_items<std::int32_t>();
   tally::options with_storage;
   with_storage.storage = {buf.data(), 16};
   EXPECT_FALSE(sp::small_path_takes<std::int32_t>(in, p, 5000, with_storage, "test"));
+  EXPECT_FALSE(sp::small_path_takes<std::int32_t>(in, p, large_tile, with_storage, "test"));
   EXPECT_TRUE(sp::small_path_takes<std::int32_t>(in, p, 1000, with_storage, "test"));
-  EXPECT_TRUE(sp::small_path_takes<std::int32_t>(in, p, 9000, with_storage, "test"));
+  EXPECT_TRUE(sp::small_path_takes<std::int32_t>(in, p, large_tile + 1, with_storage, "test"));
   EXPECT_EQ(tally::inclusive_scan_storage_bytes<const std::int32_t*>(5000), 0u);
   // the storage query covers the smaller tiles: the largest n of the path is 16 default
   // tiles but 64 small ones (a few tiles round up to the same bytes)
@@ -634,7 +636,9 @@ TEST(SinglePass, SmallPathSizes) {
 }
 
 // options.deterministic on the path: the same bits in every run, and the same bits as the
-// chained scan with the same tiles (the same left fold of tile aggregates).
+// chained scan with the same tiles in the same (by-block) kernel: the same left fold of
+// tile aggregates and the same association within a tile (a staged kernel of the same
+// tiles associates within a warp differently, so it is not the reference here).
 TEST(SinglePass, SmallPathDeterministicFloatBits) {
   for (const std::int64_t n : {40 * small_tile<float> + 5, small_max<float>}) {
     SCOPED_TRACE("n = " + std::to_string(n));
@@ -645,11 +649,11 @@ TEST(SinglePass, SmallPathDeterministicFloatBits) {
       out.poison();
       tally::options o;
       if (exclusive) {
-        sp::scan<chained_protocol, true, float, small_tune<float>>(
+        sp::scan<chained_protocol, true, float, small_tune<float>, true>(
             "test", "storage_bytes", static_cast<const float*>(in.data()), out.data(), n,
             tally::detail::make_seed<float, true>(0.5f), tally::plus{}, o);
       } else {
-        sp::scan<chained_protocol, false, float, small_tune<float>>(
+        sp::scan<chained_protocol, false, float, small_tune<float>, true>(
             "test", "storage_bytes", static_cast<const float*>(in.data()), out.data(), n,
             tally::detail::seed_value<float, false>{}, tally::plus{}, o);
       }

@@ -101,23 +101,25 @@ void scan_with(const char* function, const char* storage_query, In in, Out out, 
   if (n == 0) return;
   if constexpr (Strategy::single_pass) {
     using protocol = typename Strategy::protocol_type;
+    // caller storage is held to what the storage query said, whichever tiles run
+    const std::size_t promised = single_pass::public_storage_bytes<Acc>(n);
     if constexpr (Strategy::small_path && single_pass::acc_pointers<Acc, In, Out>()) {
       if (single_pass::small_path_takes<Acc>(in, out, n, o, function)) {
         single_pass::scan<protocol, Exclusive, Acc, single_pass::small_single_pass_tuning<Acc>(),
-                          true>(function, storage_query, in, out, n, seed, op, o);
+                          true>(function, storage_query, in, out, n, seed, op, o, {}, promised);
         return;
       }
     }
     if constexpr (single_pass::acc_pointers<Acc, In, Out>()) {
-      // the larger staged tiles (single_pass::staged_single_pass_tuning); they need fewer
-      // descriptors than the default tiles, which public_storage_bytes counts
+      // the larger staged tiles (single_pass::staged_single_pass_tuning)
       if (single_pass::aligned_16(in) && single_pass::aligned_16(out)) {
         single_pass::scan<protocol, Exclusive, Acc, single_pass::staged_single_pass_tuning<Acc>()>(
-            function, storage_query, in, out, n, seed, op, o);
+            function, storage_query, in, out, n, seed, op, o, {}, promised);
         return;
       }
     }
-    single_pass::scan<protocol, Exclusive, Acc>(function, storage_query, in, out, n, seed, op, o);
+    single_pass::scan<protocol, Exclusive, Acc>(function, storage_query, in, out, n, seed, op, o,
+                                                {}, promised);
   } else {
     const std::size_t needed = required_storage_bytes<Acc>(n, std::int64_t{Threads} * Items);
     scoped_storage storage(function, storage_query, o.storage.data, o.storage.bytes, needed,

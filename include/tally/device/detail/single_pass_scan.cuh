@@ -804,12 +804,17 @@ void launch(const char* function, In in, Out out, std::int64_t n, std::int64_t t
 // Runs one single-pass scan of n >= 1 elements (arguments checked by the caller): the
 // state from the caller's storage, a call-owned allocation while capturing a graph, or
 // the stream's reusable buffer (tile_state.cuh); then one launch. ByBlock: the small-n
-// path's kernel (the caller checked small_path_takes).
+// path's kernel (the caller checked small_path_takes). promised_storage: what the
+// caller's storage query said a call of this n needs (the public scans pass
+// public_storage_bytes, which covers every tiling they may choose): caller storage
+// smaller than that is refused even where these tiles need less, so that an error does
+// not depend on the pointers' alignment.
 template <class Protocol, bool Exclusive, class Acc,
           single_pass_tuning Tune = default_single_pass_tuning<Acc>(), bool ByBlock = false,
           class In, class Out, class Op, class Hook = no_stall>
 void scan(const char* function, const char* storage_query, In in, Out out, std::int64_t n,
-          seed_value<Acc, Exclusive> seed, Op op, const options& o, Hook hook = {}) {
+          seed_value<Acc, Exclusive> seed, Op op, const options& o, Hook hook = {},
+          std::size_t promised_storage = 0) {
   static_assert(std::is_trivially_copyable_v<Acc>,
                 "single-pass scans need a trivially copyable accumulator type");
   if (n == 0) return;
@@ -826,7 +831,9 @@ void scan(const char* function, const char* storage_query, In in, Out out, std::
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   TALLY_CUDA_CHECK(cudaStreamIsCapturing(o.stream, &capture), function);
   if (o.storage.data != nullptr || capture != cudaStreamCaptureStatusNone) {
-    const std::size_t needed = storage_bytes<Acc, Tune>(n);
+    const std::size_t tiles_need = storage_bytes<Acc, Tune>(n);
+    const std::size_t needed =
+        o.storage.data != nullptr && promised_storage > tiles_need ? promised_storage : tiles_need;
     scoped_storage storage(function, storage_query, o.storage.data, o.storage.bytes, needed,
                            o.stream);
     TALLY_CUDA_CHECK(cudaMemsetAsync(storage.aligned(), 0, state_bytes<Acc>(tiles), o.stream),
