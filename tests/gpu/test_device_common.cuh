@@ -59,15 +59,14 @@ void check_device_sizes(const std::vector<std::int64_t>& sizes, bool in_place) {
 }
 
 // The warp_scans selector as the single-pass strategies use it: the same block
-// algorithm, but their own tiles (for the tests' aligned buffers
-// single_pass::staged_single_pass_tuning), so that the size lists below hit the
-// single-pass tile edges.
+// algorithm, but their own tiles (single_pass::default_single_pass_tuning), so that the
+// size lists below hit the single-pass tile edges.
 struct single_pass_selector : tally::detail::warp_scans_selector {};
 
 template <class Selector, class T>
 constexpr std::int64_t tile_of() {
   if constexpr (std::is_same_v<Selector, single_pass_selector>) {
-    return tally::detail::single_pass::aligned_tile_items<T>();
+    return tally::detail::single_pass::tile_items<T>();
   } else {
     return tally::detail::default_tile<Selector, T>();
   }

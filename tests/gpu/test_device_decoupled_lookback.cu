@@ -11,7 +11,7 @@ using lookback = tally::detail::decoupled_lookback::strategy;
 // the single-pass tiles for the size lists (tile - 1, tile, tile + 1, the sweep)
 using selector = tally_test::single_pass_selector;
 static_assert(tally_test::tile_of<selector, std::int32_t>() ==
-              tally::detail::single_pass::aligned_tile_items<std::int32_t>());
+              tally::detail::single_pass::tile_items<std::int32_t>());
 
 TEST(DeviceScan, DecoupledLookback) { tally_test::check_all_types<lookback, selector>(); }
 

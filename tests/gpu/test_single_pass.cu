@@ -129,7 +129,7 @@ struct plus_u16 {
 template <class T, class Op>
 void check_type(const char* label, std::uint64_t salt) {
   SCOPED_TRACE(label);
-  const std::int64_t tile = sp::aligned_tile_items<T>();
+  const std::int64_t tile = sp::tile_items<T>();
   const std::vector<std::int64_t> ns = {1, tile - 1, tile, tile + 1, 3 * tile + 17, 40 * tile + 3,
                                         quick() ? 300 * tile + 1 : 2000 * tile + 1};
   const std::int64_t max_n = ns.back();
@@ -170,10 +170,10 @@ TEST(SinglePass, EveryDescriptorFormat) {
 // ---- alignment ----------------------------------------------------------------------------
 template <class T>
 void check_offsets() {
-  // misaligned pointers run the default (register) tiles, aligned ones the staged tiles:
-  // the edges of both, and many tiles
+  // misaligned pointers keep the tile in registers, aligned ones stage it: the tile edges
+  // and many tiles
   const std::int64_t tile = sp::tile_items<T>();
-  const std::int64_t max_n = 37 * sp::aligned_tile_items<T>() + 5;
+  const std::int64_t max_n = 37 * tile + 5;
   const auto h = random_vector<T, tally::plus>(static_cast<std::size_t>(max_n + 2), 21);
   device_buffer<T> in(h), out(static_cast<std::size_t>(max_n + 2));
   for (const std::int64_t n : {tile - 1, tile + 1, 2 * tile + 1, max_n}) {
@@ -297,7 +297,7 @@ void run_with_stall(const T* in, T* out, std::int64_t n, const T& init, Op op, b
 template <class Protocol>
 void check_stalls(const char* label) {
   SCOPED_TRACE(label);
-  const std::int64_t tile = sp::aligned_tile_items<std::int32_t>();
+  const std::int64_t tile = sp::tile_items<std::int32_t>();
   const std::int64_t tiles = quick() ? 64 : 2048;
   const std::int64_t n = tiles * tile - 7;
   const auto h = random_vector<std::int32_t, tally::plus>(static_cast<std::size_t>(n), 41);
@@ -390,11 +390,129 @@ TEST(SinglePass, DeterministicFloatBits) {
   }
 }
 
+// ---- the large scans' tiles (staged, version 2: write-back) -------------------------------------
+// The public scans take them only from single_pass::large_scan_bytes on, so the size
+// lists above never reach their tile edges; here they run directly, at every edge, for
+// both protocols, 4- and 8-byte values and a non-commutative 8-byte operator.
+template <class T, class Op>
+void check_write_back_tiles(const char* label, std::uint64_t salt, bool sweep) {
+  SCOPED_TRACE(label);
+  constexpr sp::single_pass_tuning tune = sp::staged_single_pass_tuning<T>();
+  static_assert(tune.write_back, "4- and 8-byte values have write-back tiles");
+  constexpr std::int64_t tile = tune.tile_items();
+  std::vector<std::int64_t> ns = {1, 2, 31, 32 * 4 + 1, tile - 1, tile, tile + 1, 2 * tile - 1,
+                                  2 * tile + 1, 3 * tile + 17, 40 * tile + 3};
+  if (sweep) {
+    for (std::int64_t n = tile + 2; n < 2 * tile; n += quick() ? 37 : 1) ns.push_back(n);
+  }
+  const std::int64_t top = 40 * tile + 3;
+  std::vector<T> h;
+  T init;
+  if constexpr (std::is_arithmetic_v<T>) {
+    h = random_vector<T, Op>(static_cast<std::size_t>(top), salt);
+    init = test_init<T, Op>();
+  } else {
+    h = bytes_random<T>(static_cast<std::size_t>(top), salt);
+    init = bytes_random<T>(1, salt + 1)[0];
+  }
+  const Op op{};
+  const auto want_i = reference_scan(h, false, init, op);
+  const auto want_e = reference_scan(h, true, init, op);
+  device_buffer<T> in(h), out(static_cast<std::size_t>(top + 1));
+  const T* input = in.data();
+  const tally::options o;
+  auto run = [&](auto protocol, bool exclusive, T* to, std::int64_t n) {
+    using P = decltype(protocol);
+    if (exclusive) {
+      sp::scan<P, true, T, tune>("write-back test", "storage_bytes", input, to, n,
+                                 tally::detail::make_seed<T, true>(init), op, o);
+    } else {
+      sp::scan<P, false, T, tune>("write-back test", "storage_bytes", input, to, n,
+                                  tally::detail::seed_value<T, false>{}, op, o);
+    }
+  };
+  for (const std::int64_t n : ns) {
+    for (bool exclusive : {false, true}) {
+      const auto& want = exclusive ? want_e : want_i;
+      auto check = [&](auto protocol, const char* name) {
+        out.poison();
+        run(protocol, exclusive, out.data(), n);
+        TALLY_TEST_CUDA(cudaDeviceSynchronize());
+        const auto got = out.download(static_cast<std::size_t>(n + 1));
+        ASSERT_TRUE(matches(got, want, static_cast<std::size_t>(n)))
+            << name << (exclusive ? " exclusive" : " inclusive") << ", n = " << n;
+        ASSERT_TRUE(device_buffer<T>::is_poison(got[static_cast<std::size_t>(n)])) << "n = " << n;
+      };
+      check(lookback_protocol{}, "look-back");
+      check(chained_protocol{}, "chained");
+    }
+  }
+  // in place
+  device_buffer<T> work(h);
+  input = work.data();
+  run(lookback_protocol{}, true, work.data(), top);
+  TALLY_TEST_CUDA(cudaDeviceSynchronize());
+  ASSERT_TRUE(matches(work.download(), want_e, static_cast<std::size_t>(top))) << "in place";
+}
+
+TEST(SinglePass, WriteBackTiles) {
+  check_write_back_tiles<std::int32_t, tally::plus>("int32 plus", 121, true);
+  check_write_back_tiles<std::int32_t, tally::maximum>("int32 maximum", 122, false);
+  check_write_back_tiles<std::int64_t, tally::plus>("int64 plus", 123, true);
+  check_write_back_tiles<std::uint64_t, tally::minimum>("uint64 minimum", 124, false);
+  check_write_back_tiles<affine32, compose32>("affine32 compose (non-commutative)", 125, true);
+}
+
+// The public scans at the size where they switch to these tiles, and determinism there:
+// the deterministic look-back gives the chained scan's bits in every run.
+TEST(SinglePass, WriteBackTilesThroughThePublicScans) {
+  const std::int64_t n = sp::large_scan_bytes / 4 + 7;
+  const auto h = mixed_floats(static_cast<std::size_t>(n), 131);
+  device_buffer<float> in(h), out(static_cast<std::size_t>(n));
+  for (bool exclusive : {false, true}) {
+    SCOPED_TRACE(exclusive ? "exclusive" : "inclusive");
+    auto bits_of = [&](const tally::options& o) {
+      out.poison();
+      if (exclusive) {
+        tally::exclusive_scan(in.data(), out.data(), n, 0.5f, tally::plus{}, o);
+      } else {
+        tally::inclusive_scan(in.data(), out.data(), n, tally::plus{}, o);
+      }
+      EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      return out.download();
+    };
+    const auto chained = bits_of(with_strategy(scan_strategy::chained));
+    for (int run = 0; run < 2; ++run) {
+      const auto got = bits_of(with_strategy(scan_strategy::decoupled_lookback, true));
+      ASSERT_EQ(std::memcmp(got.data(), chained.data(), got.size() * sizeof(float)), 0) << "run " << run;
+    }
+    // and the sums are right (to float rounding, against a double scan)
+    double running = exclusive ? 0.5 : 0.0, scale = 0.0, worst = 0.0;
+    for (std::size_t i = 0; i < h.size(); ++i) {
+      if (!exclusive) running += h[i];
+      scale += std::fabs(h[i]);
+      worst = std::max(worst, std::fabs(chained[i] - running) / (scale + 1.0));
+      if (exclusive) running += h[i];
+    }
+    EXPECT_LT(worst, 1e-4);
+  }
+  // int32 exactly, both strategies
+  const auto hi = random_vector<std::int32_t, tally::plus>(static_cast<std::size_t>(n), 132);
+  const auto want = reference_scan(hi, false, 0, tally::plus{});
+  device_buffer<std::int32_t> ini(hi), outi(static_cast<std::size_t>(n));
+  for (auto s : single_pass_strategies) {
+    outi.poison();
+    tally::inclusive_scan(ini.data(), outi.data(), n, tally::plus{}, with_strategy(s));
+    TALLY_TEST_CUDA(cudaDeviceSynchronize());
+    ASSERT_TRUE(matches(outi.download(), want, static_cast<std::size_t>(n))) << name_of(s);
+  }
+}
+
 // ---- the tile state ---------------------------------------------------------------------------
 // Many calls of changing sizes on one stream: each call reuses the descriptors of the
 // previous ones; stale descriptors must read as invalid (epochs).
 TEST(SinglePass, StateReusedAcrossCalls) {
-  const std::int64_t tile = sp::aligned_tile_items<std::int32_t>();
+  const std::int64_t tile = sp::tile_items<std::int32_t>();
   const std::int64_t max_n = 300 * tile;
   const auto h = random_vector<std::int32_t, tally::plus>(static_cast<std::size_t>(max_n), 61);
   const auto want = reference_scan(h, false, 0, tally::plus{});
@@ -463,7 +581,7 @@ TEST(SinglePass, ConcurrentStreams) {
 // Captured into a CUDA graph, with and without caller storage, and replayed on other
 // input: correct every time.
 TEST(SinglePass, GraphCaptureAndReplay) {
-  const std::int64_t n = 50 * sp::aligned_tile_items<std::int32_t>() + 9;
+  const std::int64_t n = 50 * sp::tile_items<std::int32_t>() + 9;
   cudaStream_t stream;
   TALLY_TEST_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   device_buffer<std::int32_t> in(static_cast<std::size_t>(n)), out(static_cast<std::size_t>(n));
@@ -563,9 +681,9 @@ TEST(SinglePass, SmallPathTakesAlignedSmallScans) {
   EXPECT_FALSE(sp::small_path_takes<std::int64_t>(in, p, 5000, tally::options{}, "test"));      // a converting input
   auto it = thrust::make_transform_iterator(thrust::counting_iterator<std::int64_t>(0), square_mod{});
   EXPECT_FALSE(sp::small_path_takes<std::int64_t>(it, reinterpret_cast<std::int64_t*>(p), 5000, tally::options{}, "test"));
-  // With caller storage, n within one large (staged) tile stays there (no state to zero);
+  // With caller storage, n within one default tile stays there (no state to zero);
   // beyond it, the small tiles are taken with caller storage too.
-  constexpr std::int64_t large_tile = sp::aligned_tile_items<std::int32_t>();
+  constexpr std::int64_t large_tile = sp::tile_items<std::int32_t>();
   tally::options with_storage;
   with_storage.storage = {buf.data(), 16};
   EXPECT_FALSE(sp::small_path_takes<std::int32_t>(in, p, 5000, with_storage, "test"));

@@ -89,8 +89,8 @@ std::size_t storage_bytes_with(std::int64_t n) {
 // this through dispatch(); tests and the bench may call it directly to instantiate one
 // pair only. Arguments are checked by the caller. Threads and Items apply to the
 // multi-pass strategies; the single-pass ones take their tuning from
-// single_pass::staged_single_pass_tuning for 16-byte aligned pointers to Acc and from
-// single_pass::default_single_pass_tuning otherwise (call single_pass::scan to override
+// single_pass::staged_single_pass_tuning for large scans of 16-byte aligned pointers to Acc
+// and from single_pass::default_single_pass_tuning otherwise (call single_pass::scan to override
 // it), and the look-back takes the small-n path where it applies (single_pass_scan.cuh).
 template <class Strategy, class Selector, bool Exclusive, class Acc,
           int Threads = default_tuning<Selector::tuning_key, Acc>().block_threads,
@@ -111,8 +111,9 @@ void scan_with(const char* function, const char* storage_query, In in, Out out, 
       }
     }
     if constexpr (single_pass::acc_pointers<Acc, In, Out>()) {
-      // the larger staged tiles (single_pass::staged_single_pass_tuning)
-      if (single_pass::aligned_16(in) && single_pass::aligned_16(out)) {
+      // large scans: the larger staged tiles (single_pass::staged_single_pass_tuning)
+      if (n >= single_pass::large_scan_bytes / static_cast<std::int64_t>(sizeof(Acc)) &&
+          single_pass::aligned_16(in) && single_pass::aligned_16(out)) {
         single_pass::scan<protocol, Exclusive, Acc, single_pass::staged_single_pass_tuning<Acc>()>(
             function, storage_query, in, out, n, seed, op, o, {}, promised);
         return;

@@ -60,6 +60,10 @@ struct single_pass_tuning {
   int block_threads;
   int rows;
   int vec;
+  // staged tiles only ("Staged tiles" below): step 2 writes the warp-local scan back to
+  // shared memory (version 2) instead of keeping each row's prefixes in registers and
+  // scanning every row again in step 5 (version 1)
+  bool write_back = false;
   constexpr int items_per_thread() const { return rows * vec; }
   constexpr int tile_items() const { return block_threads * rows * vec; }
 };
@@ -87,19 +91,22 @@ constexpr single_pass_tuning default_single_pass_tuning() {
   }
 }
 
-// The tiles of a scan of 16-byte aligned pointers to 4- or 8-byte values, which waits in
-// shared memory ("Staged tiles" below), so that their size costs no registers: 256
-// threads x 11 rows x 16 bytes, 44 KiB (as much as a block's 48 KiB of static shared
-// memory allows). Larger tiles mean fewer tiles to pass prefixes along. Measured on an
-// H200 against the register tiles above, in one process (docs/perf-notes.md, "Staged
-// tiles, version 2"): int32 at 2^28 79.4 / 76.4% of the copy (inclusive / exclusive)
-// with 8 rows -> 80.3 / 78.7% with 11; double at 2^27 81.7 / 80.4% with 6 rows -> 84.3 /
-// 85.8%. The public scans choose these for aligned pointers (dispatch.cuh); any other
-// input keeps the default tiles, whose registers could not hold 11 rows.
+// The tiles of a LARGE scan of 16-byte aligned pointers to 4- or 8-byte values, staged
+// with write-back ("Staged tiles", version 2, below), so that their size costs no
+// registers: 256 threads x 11 rows x 16 bytes, 44 KiB (as much as a block's 48 KiB of
+// static shared memory allows). Larger tiles mean fewer tiles to pass prefixes along, but
+// fewer tiles to share the SMs at smaller n. Measured on an H200 against the default
+// tiles (staged, version 1), in one process (docs/perf-notes.md, "Staged tiles, version
+// 2"): int32 at 2^28 79.7 / 76.9% of the copy (inclusive / exclusive) -> 80.5 / 79.1%,
+// double at 2^27 82.4 / 80.8% -> 85.4 / 86.0%; even at 2^28 bytes (2^26 int32, 2^25
+// double); behind by 1-11 points below. So the public scans take them from
+// `large_scan_bytes` of data on (dispatch.cuh), and the default tiles below that and for
+// any other input (whose registers could not hold 11 rows).
+inline constexpr std::int64_t large_scan_bytes = std::int64_t{1} << 28;
 template <class Acc>
 constexpr single_pass_tuning staged_single_pass_tuning() {
   if constexpr (vectorisable_v<Acc>) {
-    return single_pass_tuning{256, 11, static_cast<int>(16 / sizeof(Acc))};
+    return single_pass_tuning{256, 11, static_cast<int>(16 / sizeof(Acc)), true};
   } else {
     return default_single_pass_tuning<Acc>();
   }
@@ -262,20 +269,24 @@ TALLY_DEVICE TALLY_FORCEINLINE void store_row(Out out, std::int64_t base, std::i
 // blocks of 256 threads per SM (3 for 8-byte values).
 //
 // So for 16-byte aligned pointers to Acc (the common case) the tile lives in SHARED
-// MEMORY during the wait, not in registers: in step 1 each lane copies its vectors
-// there with cp.async (global -> shared, through no register); in step 2 it reads them
-// back a row at a time, scans them and writes back the warp-local results (the items up
-// to each one within the warp); in step 5 it reads those again, puts the warp's prefix
-// in front and stores them. Nothing per row lives across the wait: the kernel needs 48
-// registers whatever the number of rows, 5 blocks fit on an SM, and the tiles can be
-// larger than registers allow (staged_single_pass_tuning: 44 KiB). Each lane reads back
-// only the vectors it copied or wrote, at the same addresses, so its own wait for its
-// copies (cp.async.wait_all) orders everything; no barrier. A partial last tile is
-// staged with ordinary loads (padded as in load_tile).
-// Measured (H200, docs/perf-notes.md): int32 at 2^28 77 -> 79% of the copy and double at
-// 2^27 74 -> 82% with the register tiles' shape (version 1, which kept each row's
-// prefixes in registers across the wait and scanned every row twice); 80 / 84% with the
-// write-back and 11 rows (version 2). The look-back's wait itself is unchanged.
+// MEMORY during the wait, not in registers: in step 1 each lane copies its vectors there
+// with cp.async (global -> shared, through no register). Two versions follow:
+//   - version 1 (staging::rescan, the default tiles): step 2 reads the rows back and
+//     scans them, keeping each row's lane and row prefixes in registers (2 per row);
+//     step 5 reads and scans each row again. The items do not live across the wait:
+//     48 registers, 5 blocks per SM, where the register tiles allowed 3-4.
+//   - version 2 (staging::write_back, the large scans' tiles: staged_single_pass_tuning):
+//     step 2 also writes the warp-local results back (each item reduced with everything
+//     before it in the warp); step 5 reads them, puts the warp's prefix in front and
+//     stores them. Nothing per row lives across the wait, whatever the number of rows,
+//     so the tiles can be larger than registers allow (44 KiB).
+// Each lane reads back only the vectors it copied or wrote, at the same addresses, so its
+// own wait for its copies (cp.async.wait_all) orders everything; no barrier. A partial
+// last tile is staged with ordinary loads (padded as in load_tile).
+// Measured (H200, docs/perf-notes.md): version 1 took int32 at 2^28 from 77 to 79% of the
+// copy and double at 2^27 from 74 to 82%; version 2 with 11 rows gives 80.5 / 85.4% there
+// (behind version 1 below 2^28 bytes of data: fewer, larger tiles share the SMs less
+// evenly). The look-back's wait itself is unchanged.
 // The register budget that gives those 5 blocks of 256 threads: the compiler is held to
 // it (__launch_bounds__' second argument), because left alone it spent 68-72 registers
 // on the exclusive kernels (3 blocks per SM; 74% of the copy against 79% inclusive; with
@@ -283,6 +294,10 @@ TALLY_DEVICE TALLY_FORCEINLINE void store_row(Out out, std::int64_t base, std::i
 // wider look-back window needs more, nor for the others: 0 leaves the compiler free (a
 // 1 does not: it changed their register counts, and the deterministic staged kernels
 // lost 10 points of the copy).
+// Version 1 (rescan) and version 2 (write_back) of the staged tiles, and none (the
+// tile in registers). The tuning chooses between the two versions (write_back).
+enum class staging { none, rescan, write_back };
+
 inline constexpr int staged_registers = 48;
 template <int Threads, bool Staged, bool Deterministic>
 inline constexpr int min_blocks_per_sm =
@@ -457,14 +472,17 @@ inline constexpr std::int64_t small_path_max_tiles = 64;
 // reduction of all tiles before t (seed included for exclusive scans) in every lane.
 // The kernel then publishes the inclusive value prefix op A_t.
 // ByBlock: tile = blockIdx.x (only in a cooperative launch: "The small-n path" above).
-// Staged: the tile waits in shared memory ("Staged tiles" above; Vectorised pointers only).
-template <class Protocol, int Threads, int Rows, int Vec, bool Vectorised, bool Staged,
+// Staging: whether the tile waits in shared memory, and how ("Staged tiles" above;
+// Vectorised pointers only).
+template <class Protocol, int Threads, int Rows, int Vec, bool Vectorised, staging Staging,
           bool Deterministic, bool Exclusive, bool ByBlock, class Acc, class In, class Out,
           class Op, class Hook>
-__global__ void __launch_bounds__(Threads, (min_blocks_per_sm<Threads, Staged, Deterministic>))
+__global__ void __launch_bounds__(Threads, (min_blocks_per_sm<Threads, Staging != staging::none,
+                                                              Deterministic>))
     single_pass_kernel(In in, Out out, std::int64_t n, std::int64_t tiles,
                        seed_value<Acc, Exclusive> seed, Op op, tile_state<Acc> state, Hook hook) {
   using L = layout<Threads, Rows, Vec, Vectorised>;
+  constexpr bool Staged = Staging != staging::none;
   __shared__ staged_tile_t<Acc, L, Staged> staged;
   __shared__ std::int64_t tile_index;
   __shared__ unsigned tile_epoch;
@@ -508,14 +526,16 @@ __global__ void __launch_bounds__(Threads, (min_blocks_per_sm<Threads, Staged, D
   }
 
   // 2. local scans: lane-serial, then each row across the warp, then rows chained. A
-  //    staged tile writes its warp-local results back to shared memory (inclusive: the
-  //    warp's items up to this one; exclusive: up to the one before), so that after the
-  //    wait step 5 only has to put the warp's prefix in front: nothing per row lives
-  //    across the wait, and no row is scanned twice.
+  //    write-back staged tile (version 2) writes its warp-local results back to shared
+  //    memory (inclusive: the warp's items up to this one; exclusive: up to the one
+  //    before), so that after the wait step 5 only has to put the warp's prefix in front:
+  //    nothing per row lives across the wait, and no row is scanned twice. The others keep
+  //    each row's lane and row prefixes in registers (version 1 reads and scans its rows
+  //    again in step 5).
   Acc lane_prefix[L::rows];  // this lane's exclusive prefix within its row (unused in lane 0)
   Acc row_prefix[L::rows];   // the warp's rows before r, reduced (unused for r = 0)
   Acc warp_total;
-  if constexpr (Staged) {
+  if constexpr (Staging == staging::write_back) {
 #pragma unroll
     for (int r = 0; r < L::rows; ++r) {
       Acc row[L::vec];
@@ -537,6 +557,7 @@ __global__ void __launch_bounds__(Threads, (min_blocks_per_sm<Threads, Staged, D
   } else {
 #pragma unroll
     for (int r = 0; r < L::rows; ++r) {
+      if constexpr (Staged) read_staged_row<L>(staged.data(), warp_id, lane, r, items[r]);
       lane_scan(items[r], op);
       Acc row_total;
       const Acc lane_inclusive = warp::inclusive_scan(items[r][L::vec - 1], op, row_total);
@@ -597,7 +618,7 @@ __global__ void __launch_bounds__(Threads, (min_blocks_per_sm<Threads, Staged, D
   const bool warp_has_prefix = Exclusive || tile > 0 || warp_id > 0;
   const maybe<Acc> warp_prefix{warp_has_prefix ? warp_prefixes[warp_id] : warp_total,
                                warp_has_prefix};
-  if constexpr (Staged) {
+  if constexpr (Staging == staging::write_back) {
     // row by row: the warp-local values from step 2, behind the warp's prefix (which an
     // exclusive scan always has; there the warp's very first item, which has no local
     // value, is the prefix itself)
@@ -617,6 +638,11 @@ __global__ void __launch_bounds__(Threads, (min_blocks_per_sm<Threads, Staged, D
   } else {
 #pragma unroll
     for (int r = 0; r < L::rows; ++r) {
+      if constexpr (Staged) {
+        // the row again (step 2's items are dead by now: that is what frees the registers)
+        read_staged_row<L>(staged.data(), warp_id, lane, r, items[r]);
+        lane_scan(items[r], op);
+      }
       maybe<Acc> p = r == 0 ? warp_prefix : then(warp_prefix, row_prefix[r], op);
       if (lane > 0) p = then(p, lane_prefix[r], op);
       apply_prefix<Exclusive>(p, items[r], op);
@@ -642,13 +668,6 @@ __global__ void __launch_bounds__(Threads, (min_blocks_per_sm<Threads, Staged, D
 template <class Acc, single_pass_tuning Tune = default_single_pass_tuning<Acc>()>
 constexpr std::int64_t tile_items() {
   return Tune.tile_items();
-}
-
-// The tile of a public scan of 16-byte aligned pointers to Acc (the staged tiles where
-// Acc is vectorisable): what the tests' size lists are built around.
-template <class Acc>
-constexpr std::int64_t aligned_tile_items() {
-  return staged_single_pass_tuning<Acc>().tile_items();
 }
 
 // What a scan with tuning Tune needs as options.storage (0: none; one tile needs no state).
@@ -695,8 +714,8 @@ constexpr bool acc_pointers() {
 // Whether the small-n path ("The small-n path" above) takes a scan of n >= 1 elements:
 // 16-byte aligned pointers to a vectorisable Acc, at most small_path_max_tiles of its
 // tiles, and (for more than one tile) a device that can hold them all at once. Not where
-// n fits one large tile and the state would have to be zeroed first (caller storage, or
-// a graph being captured): there the large (staged) tile needs no state, while the small tiles'
+// n fits one default tile and the state would have to be zeroed first (caller storage, or
+// a graph being captured): there the default tile needs no state, while the small tiles'
 // memset launch costs more (about 1 us) than they save.
 template <class Acc, class In, class Out>
 bool small_path_takes(In in, Out out, std::int64_t n, const options& o, const char* function) {
@@ -705,7 +724,7 @@ bool small_path_takes(In in, Out out, std::int64_t n, const options& o, const ch
     if (n > small_path_max_tiles * tile || !aligned_16(in) || !aligned_16(out)) return false;
     if (n <= tile) return true;
     if (ceil_div(n, tile) > co_resident_blocks(function)) return false;
-    if (n <= staged_single_pass_tuning<Acc>().tile_items()) {
+    if (n <= default_single_pass_tuning<Acc>().tile_items()) {
       if (o.storage.data != nullptr) return false;
       cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
       TALLY_CUDA_CHECK(cudaStreamIsCapturing(o.stream, &capture), function);
@@ -736,9 +755,9 @@ void launch_layout(const char* function, In in, Out out, std::int64_t n, std::in
   if constexpr (ByBlock) {
     static_assert(acc_pointers<Acc, In, Out>() && Tune.vec > 1,
                   "the small-n path takes 16-byte aligned pointers to vectorisable values");
-    constexpr auto kernel = single_pass_kernel<Protocol, Tune.block_threads, Tune.rows, Tune.vec,
-                                               true, false, Deterministic, Exclusive, true, Acc, In,
-                                               Out, Op, Hook>;
+    constexpr auto kernel =
+        single_pass_kernel<Protocol, Tune.block_threads, Tune.rows, Tune.vec, true, staging::none,
+                           Deterministic, Exclusive, true, Acc, In, Out, Op, Hook>;
     cudaLaunchAttribute cooperative[1] = {};
     cooperative[0].id = cudaLaunchAttributeCooperative;
     cooperative[0].val.cooperative = 1;
@@ -769,14 +788,17 @@ void launch_layout(const char* function, In in, Out out, std::int64_t n, std::in
         vectorised = in.vector_ready() && out.vector_ready();
       }
       if (vectorised) {
-        single_pass_kernel<Protocol, Tune.block_threads, Tune.rows, Tune.vec, true, pointers,
+        constexpr staging staged = !pointers         ? staging::none
+                                   : Tune.write_back ? staging::write_back
+                                                     : staging::rescan;
+        single_pass_kernel<Protocol, Tune.block_threads, Tune.rows, Tune.vec, true, staged,
                            Deterministic, Exclusive, false, Acc>
             <<<grid, Tune.block_threads, 0, stream>>>(in, out, n, tiles, seed, op, state, hook);
         TALLY_CUDA_CHECK_LAUNCH("single_pass_kernel", function);
         return;
       }
     }
-    single_pass_kernel<Protocol, Tune.block_threads, Tune.rows, Tune.vec, false, false,
+    single_pass_kernel<Protocol, Tune.block_threads, Tune.rows, Tune.vec, false, staging::none,
                        Deterministic, Exclusive, false, Acc>
         <<<grid, Tune.block_threads, 0, stream>>>(in, out, n, tiles, seed, op, state, hook);
     TALLY_CUDA_CHECK_LAUNCH("single_pass_kernel", function);
