@@ -351,42 +351,52 @@ std::vector<float> mixed_floats(std::size_t n, std::uint64_t salt) {
   return v;
 }
 
+// A float sum scan of in (exclusive: from 0.5) with options o, downloaded.
+std::vector<float> float_sum_scan(const device_buffer<float>& in, device_buffer<float>& out,
+                                  std::int64_t n, bool exclusive, const tally::options& o) {
+  out.poison();
+  if (exclusive) {
+    tally::exclusive_scan(in.data(), out.data(), n, 0.5f, tally::plus{}, o);
+  } else {
+    tally::inclusive_scan(in.data(), out.data(), n, tally::plus{}, o);
+  }
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  return out.download();
+}
+
+// The largest error of a float sum scan of h against a double one, relative to the prefix
+// of |x| (plus 1).
+double worst_relative_error(const std::vector<float>& h, const std::vector<float>& got,
+                            bool exclusive) {
+  double running = exclusive ? 0.5 : 0.0, scale = 0.0, worst = 0.0;
+  for (std::size_t i = 0; i < h.size(); ++i) {
+    if (!exclusive) running += h[i];
+    scale += std::fabs(static_cast<double>(h[i]));
+    worst = std::max(worst, std::fabs(got[i] - running) / (scale + 1.0));
+    if (exclusive) running += h[i];
+  }
+  return worst;
+}
+
 TEST(SinglePass, DeterministicFloatBits) {
   const std::int64_t n = quick() ? (std::int64_t{1} << 20) + 3 : (std::int64_t{1} << 24) + 3;
   const auto h = mixed_floats(static_cast<std::size_t>(n), 51);
   device_buffer<float> in(h), out(static_cast<std::size_t>(n));
-  auto bits_of = [&](const tally::options& o, bool exclusive) {
-    out.poison();
-    if (exclusive) {
-      tally::exclusive_scan(in.data(), out.data(), n, 0.5f, tally::plus{}, o);
-    } else {
-      tally::inclusive_scan(in.data(), out.data(), n, tally::plus{}, o);
-    }
-    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-    return out.download();
-  };
   for (bool exclusive : {false, true}) {
     SCOPED_TRACE(exclusive ? "exclusive" : "inclusive");
-    const auto chained = bits_of(with_strategy(scan_strategy::chained), exclusive);
+    const auto chained = float_sum_scan(in, out, n, exclusive, with_strategy(scan_strategy::chained));
     const int runs = quick() ? 2 : 5;
     for (int run = 0; run < runs; ++run) {
-      const auto got = bits_of(with_strategy(scan_strategy::decoupled_lookback, true), exclusive);
+      const auto got =
+          float_sum_scan(in, out, n, exclusive, with_strategy(scan_strategy::decoupled_lookback, true));
       // identical bits: compare as bytes (NaN-safe)
       ASSERT_EQ(std::memcmp(got.data(), chained.data(), got.size() * sizeof(float)), 0)
           << "run " << run << ": deterministic look-back differs from the chained scan's fold";
     }
     // the default (timing-dependent association) is still a correct scan
-    const auto fast = bits_of(with_strategy(scan_strategy::decoupled_lookback, false), exclusive);
-    std::vector<double> wide(h.begin(), h.end());
-    double running = exclusive ? 0.5 : 0.0, scale = 0.0;
-    double worst = 0.0;
-    for (std::size_t i = 0; i < h.size(); ++i) {
-      if (!exclusive) running += wide[i];
-      scale += std::fabs(wide[i]);
-      worst = std::max(worst, std::fabs(fast[i] - running) / (scale + 1.0));
-      if (exclusive) running += wide[i];
-    }
-    EXPECT_LT(worst, 1e-4);
+    const auto fast =
+        float_sum_scan(in, out, n, exclusive, with_strategy(scan_strategy::decoupled_lookback, false));
+    EXPECT_LT(worst_relative_error(h, fast, exclusive), 1e-4);
   }
 }
 
@@ -471,30 +481,13 @@ TEST(SinglePass, WriteBackTilesThroughThePublicScans) {
   device_buffer<float> in(h), out(static_cast<std::size_t>(n));
   for (bool exclusive : {false, true}) {
     SCOPED_TRACE(exclusive ? "exclusive" : "inclusive");
-    auto bits_of = [&](const tally::options& o) {
-      out.poison();
-      if (exclusive) {
-        tally::exclusive_scan(in.data(), out.data(), n, 0.5f, tally::plus{}, o);
-      } else {
-        tally::inclusive_scan(in.data(), out.data(), n, tally::plus{}, o);
-      }
-      EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-      return out.download();
-    };
-    const auto chained = bits_of(with_strategy(scan_strategy::chained));
+    const auto chained = float_sum_scan(in, out, n, exclusive, with_strategy(scan_strategy::chained));
     for (int run = 0; run < 2; ++run) {
-      const auto got = bits_of(with_strategy(scan_strategy::decoupled_lookback, true));
+      const auto got =
+          float_sum_scan(in, out, n, exclusive, with_strategy(scan_strategy::decoupled_lookback, true));
       ASSERT_EQ(std::memcmp(got.data(), chained.data(), got.size() * sizeof(float)), 0) << "run " << run;
     }
-    // and the sums are right (to float rounding, against a double scan)
-    double running = exclusive ? 0.5 : 0.0, scale = 0.0, worst = 0.0;
-    for (std::size_t i = 0; i < h.size(); ++i) {
-      if (!exclusive) running += h[i];
-      scale += std::fabs(h[i]);
-      worst = std::max(worst, std::fabs(chained[i] - running) / (scale + 1.0));
-      if (exclusive) running += h[i];
-    }
-    EXPECT_LT(worst, 1e-4);
+    EXPECT_LT(worst_relative_error(h, chained, exclusive), 1e-4);
   }
   // int32 exactly, both strategies
   const auto hi = random_vector<std::int32_t, tally::plus>(static_cast<std::size_t>(n), 132);

@@ -98,10 +98,11 @@ constexpr single_pass_tuning default_single_pass_tuning() {
 // fewer tiles to share the SMs at smaller n. Measured on an H200 against the default
 // tiles (staged, version 1), in one process (docs/perf-notes.md, "Staged tiles, version
 // 2"): int32 at 2^28 79.7 / 76.9% of the copy (inclusive / exclusive) -> 80.5 / 79.1%,
-// double at 2^27 82.4 / 80.8% -> 85.4 / 86.0%; even at 2^28 bytes (2^26 int32, 2^25
-// double); behind by 1-11 points below. So the public scans take them from
-// `large_scan_bytes` of data on (dispatch.cuh), and the default tiles below that and for
-// any other input (whose registers could not hold 11 rows).
+// double at 2^27 82.4 / 80.8% -> 85.4 / 86.0%; the two are even at 2^28 bytes of data
+// (2^26 int32, 2^25 double), and the larger tiles are 1-11 points behind below that. So
+// the public scans take them from `large_scan_bytes` of data on (dispatch.cuh), and the
+// default tiles below that and for any other input (whose registers could not hold 11
+// rows).
 inline constexpr std::int64_t large_scan_bytes = std::int64_t{1} << 28;
 template <class Acc>
 constexpr single_pass_tuning staged_single_pass_tuning() {
@@ -287,6 +288,12 @@ TALLY_DEVICE TALLY_FORCEINLINE void store_row(Out out, std::int64_t base, std::i
 // copy and double at 2^27 from 74 to 82%; version 2 with 11 rows gives 80.5 / 85.4% there
 // (behind version 1 below 2^28 bytes of data: fewer, larger tiles share the SMs less
 // evenly). The look-back's wait itself is unchanged.
+//
+// Version 1 (rescan) and version 2 (write_back) of the staged tiles, and none (the tile
+// in registers). The tuning chooses between the two versions (single_pass_tuning::
+// write_back).
+enum class staging { none, rescan, write_back };
+
 // The register budget that gives those 5 blocks of 256 threads: the compiler is held to
 // it (__launch_bounds__' second argument), because left alone it spent 68-72 registers
 // on the exclusive kernels (3 blocks per SM; 74% of the copy against 79% inclusive; with
@@ -294,10 +301,6 @@ TALLY_DEVICE TALLY_FORCEINLINE void store_row(Out out, std::int64_t base, std::i
 // wider look-back window needs more, nor for the others: 0 leaves the compiler free (a
 // 1 does not: it changed their register counts, and the deterministic staged kernels
 // lost 10 points of the copy).
-// Version 1 (rescan) and version 2 (write_back) of the staged tiles, and none (the
-// tile in registers). The tuning chooses between the two versions (write_back).
-enum class staging { none, rescan, write_back };
-
 inline constexpr int staged_registers = 48;
 template <int Threads, bool Staged, bool Deterministic>
 inline constexpr int min_blocks_per_sm =
