@@ -30,7 +30,8 @@
 // 3000, mostly short), random with empty segments (offsets only: also empty ones at the
 // start and the end), one segment of all n elements, and short random segments around one
 // segment of 3/5 of n. Sizes: 0, 1, 2, 31, 33, 1000, the tile edges of the single-pass
-// scan for 4-, 8- and 16-byte values (1023 ... 3*4096+5), 2^20+3 and 2^22+1.
+// scan for 4-, 8- and 16-byte values (1023 ... 3*4096+5) and of the offsets forms' tile
+// kernel (8192 4-byte, 4096 8-byte values: up to 16385), 2^20+3 and 2^22+1.
 // TALLY_TEST_QUICK=1 (compute-sanitizer runs): fewer sizes with one layout each, fewer
 // shapes and in-place cases, n <= 2^17.
 #include <array>
@@ -490,7 +491,8 @@ template <form F, class T, class Op>
 std::vector<i64> edge_sizes() {
   if (quick()) return {0, 1, 2, 33, 1000, 2049, 3073, 4095, 4096, 4097, 8193};
   return {0,    1,    2,    31,   33,   1000, 1023, 1024, 1025, 2047, 2048, 2049,
-          3071, 3072, 3073, 4095, 4096, 4097, 6143, 6145, 8191, 8193, 3 * 4096 + 5};
+          3071, 3072, 3073, 4095, 4096, 4097, 6143, 6145, 8191, 8192, 8193, 3 * 4096 + 5,
+          16383, 16385};
 }
 
 // Every size x every layout (quick: one layout per size, rotating), then large cases;
@@ -666,6 +668,89 @@ TEST(SegmentedOffsets, LeadTailAndEmptySegments) {
   check_offset_layouts<form::offsets64, std::int32_t>();
   check_offset_layouts<form::offsets32, mat2>();
   check_offset_layouts<form::offsets32, float>();
+}
+
+// The offsets forms take one of two algorithms by the pointers (segmented.cuh): the tile
+// kernel that finds its heads in the offsets (segmented_offsets.cuh: 16-byte aligned
+// pointers to 4- and 8-byte values) or the head bitmap and the pair scan (anything else).
+// Both run here on the same layouts, through aligned pointers and through pointers one
+// element past alignment, with both single-pass protocols. The layouts aim at the tile
+// kernel's search, head marking and gather: runs of empty segments longer than a tile
+// (more offsets in one tile than its threads take in one pass), at a tile edge and inside
+// a tile; segments that end on tile edges; offsets[0] and offsets[S] on tile edges.
+template <class T>
+void check_offsets_paths(scan_strategy strategy) {
+  namespace so = tally::detail::segmented_offsets;
+  const i64 tile = so::tile_items<T>();
+  const std::vector<i64> empties(5000, 0);
+  auto join = [](std::initializer_list<std::vector<i64>> parts) {
+    std::vector<i64> v;
+    for (const auto& p : parts) v.insert(v.end(), p.begin(), p.end());
+    return v;
+  };
+  struct layout {
+    i64 lead;
+    std::vector<i64> lens;
+    i64 tail;
+  };
+  const std::vector<layout> layouts{
+      {0, join({{tile}, empties, {tile, 1, tile - 1}}), 0},             // empties at a tile edge
+      {tile, join({empties, {1}, empties, {2 * tile - 1}, empties}), tile},  // offsets[0], offsets[S] on edges
+      {5, join({{tile - 5, tile, 0, 0, 3 * tile + 7}}), 3},              // ends on tile edges
+      {0, join({{3}, empties, {tile / 2}, empties, {1, 1, 2 * tile}}), 1},  // empties inside tiles
+  };
+  tally::options o;
+  o.strategy = strategy;
+  for (const auto& l : layouts) {
+    i64 n = l.lead + l.tail;
+    for (const i64 len : l.lens) n += len;
+    const auto offs = make_offsets<std::int32_t>(l.lens, l.lead);
+    const device_buffer<std::int32_t> d_offs(offs);
+    const auto segments = static_cast<i64>(l.lens.size());
+    const auto h = exact_values<T>(static_cast<std::size_t>(n) + 1, static_cast<std::uint64_t>(n));
+    const device_buffer<T> in(h);
+    device_buffer<T> out(h.size());
+    device_buffer<T> sums(l.lens.size() + 1);
+    for (const int shift : {0, 1}) {  // 0: the tile kernel; 1: the bitmap path
+      const std::vector<T> x(h.begin() + shift, h.begin() + shift + n);
+      std::ostringstream what;
+      what << type_name<T>() << ", n = " << n << ", " << segments << " segments from " << l.lead
+           << ", pointers " << (shift ? "one element past 16-byte alignment" : "aligned");
+      for (const bool exclusive : {false, true}) {
+        out.poison();
+        std::vector<T> want(h.size() - shift, poison_value<T>());
+        if (exclusive) {
+          tally::exclusive_segmented_scan(cdata(in) + shift, out.data() + shift, n, cdata(d_offs), segments,
+                                          init_for<T>(), op_for<T>{}, o);
+          seq::exclusive_segmented_scan(x.begin(), offs.begin(), offs.end(), want.begin(), init_for<T>(), op_for<T>{});
+        } else {
+          tally::inclusive_segmented_scan(cdata(in) + shift, out.data() + shift, n, cdata(d_offs), segments,
+                                          op_for<T>{}, o);
+          seq::inclusive_segmented_scan(x.begin(), offs.begin(), offs.end(), want.begin(), op_for<T>{});
+        }
+        TALLY_TEST_CUDA(cudaDeviceSynchronize());
+        const auto got = out.download();
+        ASSERT_TRUE(exact_match(std::vector<T>(got.begin() + shift, got.end()), want))
+            << (exclusive ? "exclusive" : "inclusive") << " scan, " << what.str();
+      }
+      sums.poison();
+      std::vector<T> want_sums(l.lens.size() + 1, poison_value<T>());
+      tally::segmented_reduce(cdata(in) + shift, n, cdata(d_offs), segments, sums.data(), init_for<T>(),
+                              op_for<T>{}, o);
+      seq::segmented_reduce(x.begin(), offs.begin(), offs.end(), want_sums.begin(), init_for<T>(), op_for<T>{});
+      TALLY_TEST_CUDA(cudaDeviceSynchronize());
+      ASSERT_TRUE(exact_match(sums.download(), want_sums)) << "segmented_reduce, " << what.str();
+    }
+  }
+}
+
+TEST(SegmentedOffsets, TileKernelAndBitmapPath) {
+  check_offsets_paths<std::int32_t>(scan_strategy::decoupled_lookback);
+  check_offsets_paths<double>(scan_strategy::decoupled_lookback);
+  if (quick()) return;
+  check_offsets_paths<std::int32_t>(scan_strategy::chained);
+  check_offsets_paths<std::uint64_t>(scan_strategy::automatic);
+  check_offsets_paths<float>(scan_strategy::chained);
 }
 
 // ---- segmented reduce ------------------------------------------------------------------------
@@ -913,8 +998,10 @@ TEST(SegmentedBatched, ZeroExtents) {
 // ---- options: determinism, streams, accepted strategies, defaults ---------------------------------
 
 // Non-integer floats, so the association order matters: with options.deterministic the
-// bits must be the same in every run (5 runs; quick mode: 3, one layout). The results must also be within the usual float
-// bound of a double-precision oracle: (32 + 4 log2 n) ulps of the segment's prefix of |x|.
+// bits of the scans by flags and by offsets and of segmented_reduce must be the same in
+// every run (5 runs; quick mode: 3, one layout). The results must also be within the usual
+// float bound of a double-precision oracle: (32 + 4 log2 n) ulps of the segment's prefix
+// of |x| (of its sum of |x| for the reduce).
 TEST(SegmentedOptions, DeterministicFloat) {
   const i64 n = quick() ? quick_cap - 1 : (i64{1} << 20) + 7;
   fast_rng g(2024);
@@ -982,6 +1069,33 @@ TEST(SegmentedOptions, DeterministicFloat) {
                                       << show(got[at]) << " vs " << show(first_run[at]);
           }
         }
+      }
+    }
+    // segmented_reduce: the same bits every run, within the bound of each segment's sum of |x|
+    SCOPED_TRACE(std::string(dist_name(d)) + ", segmented_reduce");
+    device_buffer<float> sums(lens.size());
+    std::vector<float> first_sums;
+    for (int run = 0; run < runs; ++run) {
+      sums.poison();
+      tally::segmented_reduce(cdata(in), n, cdata(d_offs), static_cast<i64>(lens.size()), sums.data(), init,
+                              tally::plus{}, o);
+      TALLY_TEST_CUDA(cudaDeviceSynchronize());
+      auto got = sums.download();
+      if (run == 0) {
+        for (std::size_t k = 0; k < lens.size(); ++k) {
+          double want = init, scale = std::fabs(double{init});
+          for (auto i = offs[k]; i < offs[k + 1]; ++i) {
+            want += hd[static_cast<std::size_t>(i)];
+            scale += habs[static_cast<std::size_t>(i)];
+          }
+          const double tol = ulps * std::numeric_limits<float>::epsilon() * scale;
+          ASSERT_LE(std::fabs(static_cast<double>(got[k]) - want), tol)
+              << "segment " << k << ": got " << show(got[k]) << ", expected " << want;
+        }
+        first_sums = std::move(got);
+      } else {
+        ASSERT_EQ(std::memcmp(got.data(), first_sums.data(), got.size() * sizeof(float)), 0)
+            << "run " << run << " of segmented_reduce differs from run 0";
       }
     }
   }

@@ -35,15 +35,20 @@
 // Asynchronous on options.stream.
 //
 // Algorithm (docs/algorithms.md): one pass whatever the segment lengths -- the flag-
-//   augmented operator inside the decoupled look-back scan (device/detail/
-//   segmented_scan.cuh); batched scans along the last axis are segmented scans of equal
-//   lengths, along another axis a tiled scan of all columns side by side with one look-back
-//   per column (device/detail/strided_scan.cuh). Launches per call: flags, keys, batched:
-//   one (plus the first-call growth of the per-stream state buffer, as for
-//   tally::inclusive_scan); offsets: three (a memset and a kernel for the head bitmap,
-//   then the scan) with a stream-ordered n/8-byte allocation; segmented_reduce: four,
-//   with a stream-ordered allocation of n accumulators (the bitmap, the seeded scan,
-//   then a gather of segment ends).
+//   augmented operator inside the decoupled look-back scan. 16-byte aligned pointers to 4-
+//   and 8-byte values (with one-byte flags, for the flag forms) take a tile kernel that
+//   stages values and heads in shared memory and, for the offsets forms, finds each
+//   tile's heads in the offsets by a search (device/detail/segmented_offsets.cuh); any
+//   other input the pair scan of device/detail/segmented_scan.cuh, where the offsets
+//   forms first build a head bitmap. Batched scans along the last axis are segmented
+//   scans of equal lengths, along another axis a tiled scan of all columns side by side
+//   with one look-back per column (device/detail/strided_scan.cuh). Launches per call:
+//   one for flags, keys, batched and, with the tile kernel, the offsets forms and
+//   segmented_reduce (plus the first-call growth of the per-stream state buffer, as for
+//   tally::inclusive_scan). Otherwise the offsets forms take three (a memset and a kernel
+//   for the head bitmap, then the scan) with a stream-ordered n/8-byte allocation, and
+//   segmented_reduce four, with a stream-ordered allocation of n accumulators (the
+//   bitmap, the seeded scan, then a gather of segment ends).
 // options.strategy: automatic or decoupled_lookback (or chained, the slow teaching form);
 //   options.block: automatic or warp_scans; options.storage must be empty (caller storage
 //   is not supported by these forms yet); options.deterministic: floating-point results
@@ -64,6 +69,7 @@
 #include "tally/core/options.hpp"
 #include "tally/core/segmented.hpp"
 #include "tally/core/shape.hpp"
+#include "tally/device/detail/segmented_offsets.cuh"
 #include "tally/device/detail/segmented_scan.cuh"
 #include "tally/device/detail/strided_scan.cuh"
 #include "tally/device/scan.cuh"
@@ -78,15 +84,80 @@ inline void check_segments(const char* function, std::int64_t num_segments) {
   }
 }
 
-// The offsets forms: the head bitmap, then the scan over [0, n) restricted to the segments.
+// The tile kernel of segmented_offsets.cuh with the protocol of options.strategy.
+template <segmented_offsets::mode Mode, class Acc, class Out, class Source, class Op>
+void tile_kernel(const char* function, const Acc* in, Out out, std::int64_t n, Source source,
+                 Acc init, Op op, const options& o) {
+  if (o.strategy == scan_strategy::chained) {
+    segmented_offsets::run<Mode, chained::protocol>(function, in, out, n, source, init, op, o);
+  } else {
+    segmented_offsets::run<Mode, decoupled_lookback::protocol>(function, in, out, n, source, init,
+                                                               op, o);
+  }
+}
+
+// The flag forms: the tile kernel for 16-byte aligned pointers to a 4- or 8-byte
+// accumulator type and 16-byte aligned one-byte flags (bool, int8, uint8), which it copies
+// to shared memory beside the values; anything else the pair scan (segmented_scan.cuh).
+template <bool Exclusive, class Acc, class In, class Flags, class Out, class Op>
+void flags_scan(const char* function, In in, Flags flags, Out out, std::int64_t n, Acc init, Op op,
+                const options& o) {
+  if constexpr (segmented_offsets::acc_pointer_v<Acc, In> && segmented_offsets::acc_pointer_v<Acc, Out> &&
+                segmented_offsets::byte_flags_v<Flags>) {
+    if (single_pass::aligned_16(in) && single_pass::aligned_16(out) && single_pass::aligned_16(flags)) {
+      constexpr auto m = Exclusive ? segmented_offsets::mode::exclusive : segmented_offsets::mode::inclusive;
+      tile_kernel<m>(function, in, out, n,
+                     segmented_offsets::flags_source{reinterpret_cast<const unsigned char*>(flags)},
+                     init, op, o);
+      return;
+    }
+  }
+  scan<Exclusive, false, Acc>(function, in, out, n, flag_heads<Flags>{flags}, init, op, o);
+}
+
+// The offsets forms. 16-byte aligned pointers to a 4- or 8-byte accumulator type take the
+// tile kernel that finds its heads in the offsets itself (segmented_offsets.cuh: one
+// launch); anything else the head bitmap, then the scan over [0, n) restricted to the
+// segments (segmented_scan.cuh).
 template <bool Exclusive, bool Seeded, class Acc, class In, class Out, class Offsets, class Op>
 void offsets_scan(const char* function, In in, Out out, std::int64_t n, Offsets offsets,
                   std::int64_t num_segments, Acc init, Op op, const options& o) {
+  if constexpr (!Seeded && segmented_offsets::acc_pointer_v<Acc, In> &&
+                segmented_offsets::acc_pointer_v<Acc, Out>) {
+    if (single_pass::aligned_16(in) && single_pass::aligned_16(out)) {
+      constexpr auto m = Exclusive ? segmented_offsets::mode::exclusive : segmented_offsets::mode::inclusive;
+      tile_kernel<m>(function, in, out, n,
+                     segmented_offsets::offsets_source<Offsets>{offsets, num_segments}, init, op, o);
+      return;
+    }
+  }
   scoped_storage bits(function, "", nullptr, 0, bitmap_bytes(n) + storage_alignment, o.stream);
   auto* words = reinterpret_cast<std::uint32_t*>(bits.aligned());
   build_bitmap(function, offsets, num_segments, n, words, o.stream);
   scan<Exclusive, Seeded, Acc>(function, in, out, n, bitmap_heads{words}, init, op, o,
                                offsets_range<Offsets>{offsets, num_segments});
+}
+
+// segmented_reduce with n >= 1: one pass that writes only the segments' results
+// (segmented_offsets.cuh) for a 16-byte aligned pointer to a 4- or 8-byte accumulator
+// type; otherwise the seeded inclusive scan into scratch (n accumulators), then a gather
+// of the segment ends.
+template <class Acc, class In, class Offsets, class Out, class Op>
+void reduce(const char* function, In in, std::int64_t n, Offsets offsets, std::int64_t num_segments,
+            Out out, Acc seed, Op op, const options& o) {
+  if constexpr (segmented_offsets::acc_pointer_v<Acc, In>) {
+    if (single_pass::aligned_16(in)) {
+      tile_kernel<segmented_offsets::mode::reduce>(
+          function, in, out, n, segmented_offsets::offsets_source<Offsets>{offsets, num_segments},
+          seed, op, o);
+      return;
+    }
+  }
+  scoped_storage scratch(function, "", nullptr, 0,
+                         static_cast<std::size_t>(n) * sizeof(Acc) + storage_alignment, o.stream);
+  auto* scanned = reinterpret_cast<Acc*>(scratch.aligned());
+  offsets_scan<false, true, Acc>(function, in, scanned, n, offsets, num_segments, seed, op, o);
+  gather_ends(function, scanned, n, offsets, num_segments, out, seed, o.stream);
 }
 
 // Batched scans: along the last axis a segmented scan of equal lengths (a plain scan
@@ -145,9 +216,8 @@ void inclusive_scan_by_flags(In in, Flags flags, Out out, std::int64_t n, Op op 
   detail::check_pointer(function, "out", out, n);
   detail::segmented::check_options(function, o);
   if (n == 0) return;
-  detail::segmented::scan<false, false, acc_t>(function, in, out, n,
-                                               detail::segmented::flag_heads<Flags>{flags},
-                                               detail::segmented::unused_init<acc_t>(), op, o);
+  detail::segmented::flags_scan<false, acc_t>(function, in, flags, out, n,
+                                              detail::segmented::unused_init<acc_t>(), op, o);
 }
 
 template <class In, class Flags, class Out, class Init, class Op = plus>
@@ -161,9 +231,8 @@ void exclusive_scan_by_flags(In in, Flags flags, Out out, std::int64_t n, Init i
   detail::check_pointer(function, "out", out, n);
   detail::segmented::check_options(function, o);
   if (n == 0) return;
-  detail::segmented::scan<true, false, acc_t>(function, in, out, n,
-                                              detail::segmented::flag_heads<Flags>{flags},
-                                              static_cast<acc_t>(init), op, o);
+  detail::segmented::flags_scan<true, acc_t>(function, in, flags, out, n, static_cast<acc_t>(init),
+                                             op, o);
 }
 
 // ---- keys -------------------------------------------------------------------------------------
@@ -250,23 +319,13 @@ void segmented_reduce(In in, std::int64_t n, Offsets offsets, std::int64_t num_s
   detail::segmented::check_options(function, o);
   if (num_segments == 0) return;
   const auto seed = static_cast<acc_t>(init);
-  // the seeded inclusive scan into scratch (n == 0: every segment is empty, no scan)
-  detail::scoped_storage scratch(function, "", nullptr, 0,
-                                 static_cast<std::size_t>(n) * sizeof(acc_t) +
-                                     detail::storage_alignment,
-                                 o.stream);
-  auto* scanned = reinterpret_cast<acc_t*>(scratch.aligned());
-  if (n > 0) {
-    detail::segmented::offsets_scan<false, true, acc_t>(function, in, scanned, n, offsets,
-                                                        num_segments, seed, op, o);
+  if (n == 0) {
+    // every segment is empty: init everywhere (the gather reads no element)
+    detail::segmented::gather_ends(function, static_cast<const acc_t*>(nullptr), n, offsets,
+                                   num_segments, out, seed, o.stream);
+    return;
   }
-  constexpr int threads = 256;
-  const std::int64_t blocks = detail::ceil_div(num_segments, threads);
-  if (blocks > 0x7fffffff) detail::throw_invalid(function, "num_segments", "is too large");
-  detail::segmented::gather_segment_ends_kernel<<<static_cast<unsigned>(blocks), threads, 0,
-                                                  o.stream>>>(scanned, n, offsets, num_segments,
-                                                              out, seed);
-  TALLY_CUDA_CHECK_LAUNCH("gather_segment_ends_kernel", function);
+  detail::segmented::reduce(function, in, n, offsets, num_segments, out, seed, op, o);
 }
 
 // ---- batched ------------------------------------------------------------------------------------

@@ -506,4 +506,16 @@ __global__ void gather_segment_ends_kernel(const Acc* scanned, std::int64_t n, O
   out[k] = end > begin ? scanned[end - 1] : init;
 }
 
+// One thread per segment; num_segments >= 1.
+template <class Acc, class Offsets, class Out>
+void gather_ends(const char* function, const Acc* scanned, std::int64_t n, Offsets offsets,
+                 std::int64_t num_segments, Out out, Acc init, cudaStream_t stream) {
+  constexpr int threads = 256;
+  const std::int64_t blocks = ceil_div(num_segments, threads);
+  if (blocks > 0x7fffffff) throw_invalid(function, "num_segments", "is too large");
+  gather_segment_ends_kernel<<<static_cast<unsigned>(blocks), threads, 0, stream>>>(
+      scanned, n, offsets, num_segments, out, init);
+  TALLY_CUDA_CHECK_LAUNCH("gather_segment_ends_kernel", function);
+}
+
 }  // namespace tally::detail::segmented

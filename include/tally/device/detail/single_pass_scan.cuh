@@ -826,6 +826,37 @@ void launch(const char* function, In in, Out out, std::int64_t n, std::int64_t t
                                                            state, hook, stream);
 }
 
+// Calls launch(state) with the tile state of a single-pass kernel of `tiles` tiles of
+// Acc descriptors: none for one tile (it has no predecessor and no successor); in caller
+// storage (options.storage, at least `caller_bytes`) or, while a graph is being captured,
+// in a call-owned allocation, zeroed by a memset first; otherwise the stream's reusable
+// buffer (tile_state_registry). The segmented scans over offsets run their own kernel on
+// the same state (segmented_offsets.cuh).
+template <class Acc, class Launch>
+void with_tile_state(const char* function, const char* storage_query, std::int64_t tiles,
+                     std::size_t caller_bytes, const options& o, Launch&& launch) {
+  if (tiles == 1) {
+    launch(tile_state<Acc>{});
+    return;
+  }
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  TALLY_CUDA_CHECK(cudaStreamIsCapturing(o.stream, &capture), function);
+  if (o.storage.data != nullptr || capture != cudaStreamCaptureStatusNone) {
+    const std::size_t needed =
+        o.storage.data != nullptr ? caller_bytes : state_bytes<Acc>(tiles) + storage_alignment;
+    scoped_storage storage(function, storage_query, o.storage.data, o.storage.bytes, needed,
+                           o.stream);
+    TALLY_CUDA_CHECK(cudaMemsetAsync(storage.aligned(), 0, state_bytes<Acc>(tiles), o.stream),
+                     function);
+    launch(tile_state<Acc>::at(storage.aligned(), tiles));
+    return;
+  }
+  const auto lease = tile_state_registry::instance().acquire(
+      function, o.stream, tiles, descriptor_format<Acc>,
+      [](std::int64_t capacity) { return state_bytes<Acc>(capacity); });
+  launch(tile_state<Acc>::at(lease.data, lease.capacity));
+}
+
 // Runs one single-pass scan of n >= 1 elements (arguments checked by the caller): the
 // state from the caller's storage, a call-owned allocation while capturing a graph, or
 // the stream's reusable buffer (tile_state.cuh); then one launch. ByBlock: the small-n
@@ -848,32 +879,13 @@ void scan(const char* function, const char* storage_query, In in, Out out, std::
     throw_invalid(function, "n", "needs more than 2^31 - 1 tiles of " +
                                      std::to_string(Tune.tile_items()) + " elements");
   }
-  if (tiles == 1) {
-    launch<Protocol, Tune, Exclusive, ByBlock>(function, in, out, n, tiles, seed, op,
-                                               tile_state<Acc>{}, o.deterministic, hook, o.stream);
-    return;
-  }
-  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  TALLY_CUDA_CHECK(cudaStreamIsCapturing(o.stream, &capture), function);
-  if (o.storage.data != nullptr || capture != cudaStreamCaptureStatusNone) {
-    const std::size_t tiles_need = storage_bytes<Acc, Tune>(n);
-    const std::size_t needed =
-        o.storage.data != nullptr && promised_storage > tiles_need ? promised_storage : tiles_need;
-    scoped_storage storage(function, storage_query, o.storage.data, o.storage.bytes, needed,
-                           o.stream);
-    TALLY_CUDA_CHECK(cudaMemsetAsync(storage.aligned(), 0, state_bytes<Acc>(tiles), o.stream),
-                     function);
-    launch<Protocol, Tune, Exclusive, ByBlock>(function, in, out, n, tiles, seed, op,
-                                               tile_state<Acc>::at(storage.aligned(), tiles),
+  const std::size_t tiles_need = storage_bytes<Acc, Tune>(n);
+  const std::size_t caller_bytes =
+      o.storage.data != nullptr && promised_storage > tiles_need ? promised_storage : tiles_need;
+  with_tile_state<Acc>(function, storage_query, tiles, caller_bytes, o, [&](tile_state<Acc> state) {
+    launch<Protocol, Tune, Exclusive, ByBlock>(function, in, out, n, tiles, seed, op, state,
                                                o.deterministic, hook, o.stream);
-    return;
-  }
-  const auto lease = tile_state_registry::instance().acquire(
-      function, o.stream, tiles, descriptor_format<Acc>,
-      [](std::int64_t capacity) { return state_bytes<Acc>(capacity); });
-  launch<Protocol, Tune, Exclusive, ByBlock>(function, in, out, n, tiles, seed, op,
-                                             tile_state<Acc>::at(lease.data, lease.capacity),
-                                             o.deterministic, hook, o.stream);
+  });
 }
 
 }  // namespace tally::detail::single_pass
