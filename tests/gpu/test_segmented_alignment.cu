@@ -1,12 +1,14 @@
-// GPU segmented scans: the vector and scalar paths of the pair iterators.
+// GPU segmented scans: the paths that depend on alignment.
 //
-// For 4- and 8-byte values the segmented scans read a lane's run of 16 bytes of values
-// together with the run's flags, keys or bitmap word, and store the run with one 16-byte
-// store, when every pointer involved is aligned for it (segmented_scan.cuh,
-// flagged_input::vector_ready); otherwise the same kernel runs its scalar layout. The
-// main tests (test_segmented.cu) use cudaMalloc'd, hence aligned, buffers. Here each
-// pointer in turn (values in, flags or keys, values out) is offset by one element, which
-// sends the call down the scalar path, and the aligned case is run beside them. Sizes
+// For 4- and 8-byte values at 16-byte aligned pointers the segmented scans run the tile
+// kernel of segmented_offsets.cuh (flags also need aligned flag bytes; keys at a pointer
+// not aligned for 16-byte runs are read one by one there). Otherwise the pair scan of
+// segmented_scan.cuh reads a lane's run of 16 bytes of values with the run's flags, keys
+// or bitmap word when every pointer is aligned for it (flagged_input::vector_ready), and
+// runs its scalar layout when not. The main tests (test_segmented.cu) use cudaMalloc'd,
+// hence aligned, buffers. Here each pointer in turn (values in, flags or keys, values out)
+// is offset by one element, which sends the call down the other paths, and the aligned
+// case is run beside them. Sizes
 // cross several tiles (4096 pairs for 4-byte values, 2048 for 8-byte ones) with a
 // partial last tile; segment lengths are random from 1 to 40, so heads fall at every
 // position of a run, including its first (where the key comparison reads the previous

@@ -37,12 +37,14 @@
 // Algorithm (docs/algorithms.md): one pass whatever the segment lengths -- the flag-
 //   augmented operator inside the decoupled look-back scan. 16-byte aligned pointers to 4-
 //   and 8-byte values (with one-byte flags, for the flag forms) take a tile kernel that
-//   stages values and heads in shared memory and, for the offsets forms, finds each
-//   tile's heads in the offsets by a search (device/detail/segmented_offsets.cuh); any
-//   other input the pair scan of device/detail/segmented_scan.cuh, where the offsets
-//   forms first build a head bitmap. Batched scans along the last axis are segmented
-//   scans of equal lengths, along another axis a tiled scan of all columns side by side
-//   with one look-back per column (device/detail/strided_scan.cuh). Launches per call:
+//   stages values and heads in shared memory; each tile finds its heads in the offsets by
+//   a search, compares its keys, copies its flags, or computes them for batched scans
+//   along the last axis (device/detail/segmented_offsets.cuh); any other input the pair
+//   scan of device/detail/segmented_scan.cuh, where the offsets forms first build a head
+//   bitmap. Batched scans along the last axis are segmented scans of equal lengths, along
+//   another axis a tiled scan of all columns side by side with a look-back per column
+//   (device/detail/strided_scan.cuh; two 4-byte columns: a scan of 8-byte column pairs).
+//   Launches per call:
 //   one for flags, keys, batched and, with the tile kernel, the offsets forms and
 //   segmented_reduce (plus the first-call growth of the per-stream state buffer, as for
 //   tally::inclusive_scan). Otherwise the offsets forms take three (a memset and a kernel
@@ -115,6 +117,23 @@ void flags_scan(const char* function, In in, Flags flags, Out out, std::int64_t 
   scan<Exclusive, false, Acc>(function, in, out, n, flag_heads<Flags>{flags}, init, op, o);
 }
 
+// The key forms: the tile kernel for 16-byte aligned pointers to a 4- or 8-byte
+// accumulator type (keys: any iterator; each tile compares its keys with the ones before
+// them while its values are copied); anything else the pair scan.
+template <bool Exclusive, class Acc, class Keys, class In, class Out, class Equal, class Op>
+void keys_scan(const char* function, Keys keys, In in, Out out, std::int64_t n, Equal equal, Acc init,
+               Op op, const options& o) {
+  if constexpr (segmented_offsets::acc_pointer_v<Acc, In> && segmented_offsets::acc_pointer_v<Acc, Out>) {
+    if (single_pass::aligned_16(in) && single_pass::aligned_16(out)) {
+      constexpr auto m = Exclusive ? segmented_offsets::mode::exclusive : segmented_offsets::mode::inclusive;
+      using source = segmented_offsets::keys_source<Keys, Equal>;
+      tile_kernel<m>(function, in, out, n, source{keys, equal, run_ready<4>(keys)}, init, op, o);
+      return;
+    }
+  }
+  scan<Exclusive, false, Acc>(function, in, out, n, key_heads<Keys, Equal>{keys, equal}, init, op, o);
+}
+
 // The offsets forms. 16-byte aligned pointers to a 4- or 8-byte accumulator type take the
 // tile kernel that finds its heads in the offsets itself (segmented_offsets.cuh: one
 // launch); anything else the head bitmap, then the scan over [0, n) restricted to the
@@ -160,8 +179,58 @@ void reduce(const char* function, In in, std::int64_t n, Offsets offsets, std::i
   gather_ends(function, scanned, n, offsets, num_segments, out, seed, o.stream);
 }
 
+// Two columns of a 4-byte type (inner == 2): the pair of a row is one 8-byte element and
+// the operator applies column by column, so every line pair of a slice is ONE scan over
+// its rows. One slice: the single-pass scan of pairs; several: the tile kernel with
+// segments of len rows. Either runs at the full width of 16-byte vectors where the
+// strided kernel's tiles are two columns wide (docs/perf-notes.md).
+template <class T>
+struct alignas(2 * sizeof(T)) column_pair {
+  T column[2];
+};
+template <class Op>
+struct column_pair_op {
+  Op op;
+  template <class T>
+  TALLY_HOST_DEVICE column_pair<T> operator()(const column_pair<T>& a, const column_pair<T>& b) const {
+    return {{static_cast<T>(op(a.column[0], b.column[0])), static_cast<T>(op(a.column[1], b.column[1]))}};
+  }
+};
+
+// Runs the scan as pairs and returns true, or returns false (the pointers are not aligned
+// for it) and does nothing.
+template <bool Exclusive, class Acc, class Op>
+bool column_pairs(const char* function, const Acc* in, Acc* out, const axis_view& v, Acc init, Op op,
+                  const options& o) {
+  using pair_t = column_pair<Acc>;
+  const auto* pairs_in = reinterpret_cast<const pair_t*>(in);
+  auto* pairs_out = reinterpret_cast<pair_t*>(out);
+  const pair_t seed{{init, init}};
+  const column_pair_op<Op> pair_op{op};
+  const std::int64_t rows = v.outer * v.len;
+  if (v.outer == 1) {
+    // (a pair must be aligned to its size; the single-pass scan handles any other offset)
+    if (reinterpret_cast<std::uintptr_t>(in) % sizeof(pair_t) != 0 ||
+        reinterpret_cast<std::uintptr_t>(out) % sizeof(pair_t) != 0) {
+      return false;
+    }
+    if constexpr (Exclusive) {
+      tally::exclusive_scan(pairs_in, pairs_out, rows, seed, pair_op, o);
+    } else {
+      tally::inclusive_scan(pairs_in, pairs_out, rows, pair_op, o);
+    }
+    return true;
+  }
+  if (!single_pass::aligned_16(in) || !single_pass::aligned_16(out)) return false;
+  constexpr auto m = Exclusive ? segmented_offsets::mode::exclusive : segmented_offsets::mode::inclusive;
+  using source = segmented_offsets::offsets_source<segmented_offsets::uniform_offsets>;
+  tile_kernel<m>(function, pairs_in, pairs_out, rows, source{{v.len}, v.outer}, seed, pair_op, o);
+  return true;
+}
+
 // Batched scans: along the last axis a segmented scan of equal lengths (a plain scan
-// when there is one line), along another axis the strided scan.
+// when there is one line), along another axis the strided scan (two 4-byte columns:
+// a scan of column pairs).
 template <bool Exclusive, class Acc, class In, class Out, class Op>
 void batched(const char* function, In in, Out out, const axis_view& v, Acc init, Op op,
              const options& o) {
@@ -177,15 +246,32 @@ void batched(const char* function, In in, Out out, const axis_view& v, Acc init,
       tally::inclusive_scan(in, out, n, op, o);
     }
   } else if (v.inner > 1) {
+    if constexpr (sizeof(Acc) == 4 && segmented_offsets::acc_pointer_v<Acc, In> &&
+                  segmented_offsets::acc_pointer_v<Acc, Out>) {
+      if (v.inner == 2 && column_pairs<Exclusive>(function, in, out, v, init, op, o)) return;
+    }
     strided::scan<Exclusive, Acc>(function, in, out, v.outer, v.len, v.inner,
                                   make_seed<Acc, Exclusive>(init), op, o);
-  } else if (n <= 0xffffffffll) {
-    scan<Exclusive, false, Acc>(function, in, out, n,
-                                uniform_heads<std::uint32_t>{static_cast<std::uint32_t>(v.len)},
-                                init, op, o);
   } else {
-    scan<Exclusive, false, Acc>(function, in, out, n, uniform_heads<std::uint64_t>{
-                                    static_cast<std::uint64_t>(v.len)}, init, op, o);
+    // along the last axis: segments of len elements. 16-byte aligned pointers to a 4- or
+    // 8-byte accumulator type: the tile kernel with the heads computed per tile (offsets
+    // j * len); anything else the pair scan with heads computed per element.
+    if constexpr (segmented_offsets::acc_pointer_v<Acc, In> && segmented_offsets::acc_pointer_v<Acc, Out>) {
+      if (single_pass::aligned_16(in) && single_pass::aligned_16(out)) {
+        constexpr auto m = Exclusive ? segmented_offsets::mode::exclusive : segmented_offsets::mode::inclusive;
+        using source = segmented_offsets::offsets_source<segmented_offsets::uniform_offsets>;
+        tile_kernel<m>(function, in, out, n, source{{v.len}, v.outer}, init, op, o);
+        return;
+      }
+    }
+    if (n <= 0xffffffffll) {
+      scan<Exclusive, false, Acc>(function, in, out, n,
+                                  uniform_heads<std::uint32_t>{static_cast<std::uint32_t>(v.len)},
+                                  init, op, o);
+    } else {
+      scan<Exclusive, false, Acc>(function, in, out, n, uniform_heads<std::uint64_t>{
+                                      static_cast<std::uint64_t>(v.len)}, init, op, o);
+    }
   }
 }
 
@@ -247,9 +333,8 @@ void inclusive_scan_by_key(Keys keys, In in, Out out, std::int64_t n, Op op = {}
   detail::check_pointer(function, "out", out, n);
   detail::segmented::check_options(function, o);
   if (n == 0) return;
-  detail::segmented::scan<false, false, acc_t>(
-      function, in, out, n, detail::segmented::key_heads<Keys, Equal>{keys, equal},
-      detail::segmented::unused_init<acc_t>(), op, o);
+  detail::segmented::keys_scan<false, acc_t>(function, keys, in, out, n, equal,
+                                             detail::segmented::unused_init<acc_t>(), op, o);
 }
 
 template <class Keys, class In, class Out, class Init, class Op = plus,
@@ -264,9 +349,8 @@ void exclusive_scan_by_key(Keys keys, In in, Out out, std::int64_t n, Init init,
   detail::check_pointer(function, "out", out, n);
   detail::segmented::check_options(function, o);
   if (n == 0) return;
-  detail::segmented::scan<true, false, acc_t>(
-      function, in, out, n, detail::segmented::key_heads<Keys, Equal>{keys, equal},
-      static_cast<acc_t>(init), op, o);
+  detail::segmented::keys_scan<true, acc_t>(function, keys, in, out, n, equal, static_cast<acc_t>(init),
+                                            op, o);
 }
 
 // ---- CSR offsets ------------------------------------------------------------------------------

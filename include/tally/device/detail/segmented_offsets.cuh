@@ -57,6 +57,7 @@
 #include "tally/core/options.hpp"
 #include "tally/core/segmented.hpp"
 #include "tally/device/detail/cuda_check.cuh"
+#include "tally/device/detail/segmented_scan.cuh"
 #include "tally/device/detail/single_pass_scan.cuh"
 #include "tally/device/detail/storage.cuh"
 #include "tally/device/detail/tile_state.cuh"
@@ -155,19 +156,45 @@ TALLY_DEVICE TALLY_FORCEINLINE void find_tile_offsets(const Offsets& offsets, st
 }
 
 // ---- head sources -----------------------------------------------------------------------------
-// Where a tile's heads come from: CSR offsets (found by the search above), or head flags of
-// one byte (bool, int8, uint8: a head where the byte is not zero) copied into the head bytes
-// with cp.async, 16-byte aligned (the flag forms, segmented.cuh).
+// Where a tile's heads come from:
+//  - CSR offsets (found by the search above);
+//  - uniform_offsets: segments of `len` elements, offsets[j] = j * len computed, not read
+//    (the batched scans along the last axis): the tile's offsets follow by division, no
+//    search;
+//  - head flags of one byte (bool, int8, uint8: a head where the byte is not zero) copied
+//    into the head bytes with cp.async, 16-byte aligned (the flag forms, segmented.cuh);
+//  - keys: a head where equal(keys[i - 1], keys[i]) is false, any random-access iterator
+//    and equality (the by-key forms).
 template <class Offsets>
 struct offsets_source {
   Offsets offsets;
   std::int64_t segments;
 };
+struct uniform_offsets {
+  std::int64_t len;  // >= 1
+  TALLY_DEVICE TALLY_FORCEINLINE std::int64_t operator[](std::int64_t j) const { return j * len; }
+};
 struct flags_source {
   const unsigned char* flags;
 };
+template <class Keys, class Equal>
+struct keys_source {
+  Keys keys;
+  Equal equal;
+  bool runs;  // the keys of 4 consecutive elements are read with one access (run_ready)
+};
 template <class Source>
-inline constexpr bool is_offsets_v = !std::is_same_v<Source, flags_source>;
+struct is_offsets : std::false_type {};
+template <class Offsets>
+struct is_offsets<offsets_source<Offsets>> : std::true_type {};
+template <class Source>
+inline constexpr bool is_offsets_v = is_offsets<Source>::value;
+template <class Source>
+inline constexpr bool is_uniform_v = std::is_same_v<Source, offsets_source<uniform_offsets>>;
+template <class Source>
+inline constexpr bool is_keys_v = false;
+template <class Keys, class Equal>
+inline constexpr bool is_keys_v<keys_source<Keys, Equal>> = true;
 
 template <class Flags>
 inline constexpr bool byte_flags_v = [] {
@@ -254,7 +281,29 @@ __global__ void __launch_bounds__(block_threads)
     single_pass::stage_tile<L>(tile_values, in, base, n, warp_id, lane);
   }
   std::int64_t first = 0, last = 0;  // (offsets) the offsets in the tile: [first, last)
-  if constexpr (is_offsets_v<Source>) {
+  if constexpr (is_uniform_v<Source>) {
+    // segments of len: each thread writes whole 16-byte words of head bytes, a head where
+    // (base + i) % len == 0 (one division a word; no clearing, so no barrier before it)
+    const std::int64_t len = source.offsets.len;
+    for (int c = static_cast<int>(threadIdx.x); c < L::tile_items / 16; c += block_threads) {
+      const std::int64_t at = base + 16 * c;
+      std::int64_t m = at % len;  // position of `at` in its segment
+      unsigned w[4] = {0u, 0u, 0u, 0u};
+#pragma unroll
+      for (int k = 0; k < 16; ++k) {
+        if (m == 0 && at + k < end) w[k / 4] |= 1u << (8 * (k % 4));
+        m = m + 1 == len ? 0 : m + 1;
+      }
+      reinterpret_cast<uint4*>(heads)[c] = make_uint4(w[0], w[1], w[2], w[3]);
+    }
+    // the offsets in the tile, for the reduce: j * len >= base from j = ceil(base / len),
+    // j * len > end from j = end / len + 1
+    const std::int64_t bound = source.segments + 1;
+    first = (base + len - 1) / len;
+    last = end / len + 1;
+    first = first < bound ? first : bound;
+    last = last < bound ? last : bound;
+  } else if constexpr (is_offsets_v<Source>) {
     // no heads yet (each thread clears its 16-byte words; the search's barriers order
     // this before the marking below)
     static_assert(L::tile_items % 16 == 0, "the head bytes clear as 16-byte words");
@@ -274,6 +323,46 @@ __global__ void __launch_bounds__(block_threads)
 #pragma unroll
       for (int u = 0; u < 8; ++u) {
         if (o[u] >= base && o[u] < end) heads[o[u] - base] = 1;
+      }
+    }
+  } else if constexpr (is_keys_v<Source>) {
+    // a head where the key differs from the one before (element 0: step 2). Each thread
+    // takes runs of 4 consecutive elements, consecutive threads consecutive runs
+    // (coalesced): the run's keys in one access where the pointer allows it
+    // (segmented_scan.cuh's runs), the key before it from the neighbour's run, read again
+    // (an L1 hit); four runs are loaded before any is compared (loads in flight; eight
+    // took 72-95 registers), and each run's 4 head bytes are stored as one word.
+    using key_t = segmented::element_t<decltype(source.keys)>;
+    constexpr int run = 4, runs_in_flight = 4;
+    static_assert(L::tile_items % (run * runs_in_flight * block_threads) == 0, "whole rounds");
+#pragma unroll 1
+    for (int r0 = 0; r0 < L::tile_items / run; r0 += runs_in_flight * block_threads) {
+      key_t k[runs_in_flight][run], before[runs_in_flight];
+#pragma unroll
+      for (int u = 0; u < runs_in_flight; ++u) {
+        const std::int64_t i = base + run * (r0 + u * block_threads + static_cast<std::int64_t>(threadIdx.x));
+        if (full && source.runs) {
+          segmented::read_run<run>(source.keys, i, k[u]);
+        } else {
+#pragma unroll
+          for (int e = 0; e < run; ++e) {
+            if (i + e < end) k[u][e] = source.keys[i + e];
+          }
+        }
+        if (i > 0 && i < end) before[u] = source.keys[i - 1];
+      }
+#pragma unroll
+      for (int u = 0; u < runs_in_flight; ++u) {
+        const int q = r0 + u * block_threads + static_cast<int>(threadIdx.x);  // the run
+        const std::int64_t i = base + run * q;
+        unsigned w = 0u;
+#pragma unroll
+        for (int e = 0; e < run; ++e) {
+          const bool h = i + e > 0 && i + e < end &&
+                         !static_cast<bool>(source.equal(e == 0 ? before[u] : k[u][e - 1], k[u][e]));
+          w |= (h ? 1u : 0u) << (8 * e);
+        }
+        reinterpret_cast<unsigned*>(heads)[q] = w;
       }
     }
   } else {

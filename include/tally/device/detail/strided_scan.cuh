@@ -11,10 +11,15 @@
 // runs its own single-pass look-back (Merrill & Garland's protocol with one thread per
 // column): the tile publishes its column aggregates, then each column's thread walks up
 // through the tiles above, one at a time, until it meets an inclusive value.
-// One pass over the data, one launch; every shape keeps all the GPU busy:
-//   (2^20, 32) axis 0: 32 columns, 4096 tiles of 256 rows stacked in one chain;
-//   (16384, 4096) axis 0: 16 groups of 256 columns, 512 tiles of 32 rows in each chain;
-//   (2, 2^20) axis 0: lines of two elements: short_lines_kernel below, no look-back.
+// One pass over the data, one launch; every shape keeps all the GPU busy. Three kernels:
+//   columns_kernel (version 2, below): 16-byte aligned 4- and 8-byte values in rows of
+//     >= 128 bytes, e.g. (2^20, 32) and (16384, 4096) axis 0: tiles of 256 rows x 128
+//     bytes in registers, a windowed look-back per column;
+//   strided_kernel (version 1, the general path): any type, pointer or iterator: tiles
+//     of rows x up to 256 columns staged in shared memory, described here;
+//   short_lines_kernel: lines of at most `items` elements, e.g. (2, 2^20) axis 0: one
+//     thread per line, no look-back.
+// (Two 4-byte columns are scanned as 8-byte pairs by the caller, segmented.cuh.)
 //
 // The tile (per block):
 //   0. a ticket, in chunk-major order: ticket t is row chunk t / chains of chain
@@ -92,17 +97,60 @@ geometry make_geometry(std::int64_t outer, std::int64_t len, std::int64_t inner)
 // (stride items * width) do not all fall into one bank when width < 32.
 TALLY_DEVICE TALLY_FORCEINLINE int skew(int e) { return e + (e >> 5); }
 
+// Where a block's tile lies: its ticket (drawn in chunk-major order when the tiles look
+// back: ticket t is row chunk t / chains of chain t % chains, so the tile above always
+// holds an earlier ticket; otherwise blockIdx.x), and the row chunk, outer slice and
+// column group it covers. One barrier when it draws.
+struct tile_place {
+  std::int64_t t;
+  unsigned epoch;
+  std::int64_t chunk, slice, group;
+};
+
+template <class Acc>
+TALLY_DEVICE TALLY_FORCEINLINE tile_place place_tile(const single_pass::tile_state<Acc>& state,
+                                                     bool lookback, std::int64_t tiles,
+                                                     std::int64_t chains, std::int64_t groups,
+                                                     std::int64_t& shared_tile,
+                                                     unsigned& shared_epoch) {
+  if (lookback) {
+    if (threadIdx.x == 0) {
+      const single_pass::ticket t = single_pass::draw_ticket(state.header, tiles);
+      shared_tile = t.tile;
+      shared_epoch = t.epoch;
+    }
+    __syncthreads();  // every thread needs the tile before it loads
+  }
+  tile_place p{};
+  p.t = lookback ? shared_tile : static_cast<std::int64_t>(blockIdx.x);
+  p.epoch = lookback ? shared_epoch : 0u;
+  p.chunk = p.t / chains;
+  const std::int64_t chain = p.t - p.chunk * chains;
+  p.slice = chain / groups;
+  p.group = chain - p.slice * groups;
+  return p;
+}
+
+// Every 2^29 calls: zero the descriptors past this call's `used` (tile_state.cuh).
+template <class Acc>
+TALLY_DEVICE TALLY_FORCEINLINE void clear_unused(const single_pass::tile_state<Acc>& state, bool lookback,
+                                                 const tile_place& p, std::int64_t tiles,
+                                                 std::int64_t used) {
+  if (lookback && single_pass::is_clearing_epoch(p.epoch)) {
+    for (std::int64_t i = used + p.t * threads + threadIdx.x; i < state.capacity; i += tiles * threads) {
+      state.descriptors.clear(i);
+    }
+  }
+}
+
 template <int Items, bool Exclusive, class Acc, class In, class Out, class Op>
 __global__ void __launch_bounds__(threads)
     strided_kernel(In in, Out out, geometry g, seed_value<Acc, Exclusive> seed, Op op,
                    single_pass::tile_state<Acc> state, bool deterministic) {
   using single_pass::status_aggregate;
   using single_pass::status_inclusive;
-  using single_pass::ticket;
   using single_pass::tile_status;
-  using single_pass::draw_ticket;
   using single_pass::make_tag;
-  using single_pass::is_clearing_epoch;
   constexpr int capacity = threads * Items;
   __shared__ block::detail::uninitialized_array<Acc, capacity + capacity / 32> tile;
   __shared__ block::detail::uninitialized_array<Acc, threads> runs;        // run totals, scanned
@@ -113,35 +161,17 @@ __global__ void __launch_bounds__(threads)
   const int tid = static_cast<int>(threadIdx.x);
   const bool lookback = g.chunks > 1;
 
-  // 0. the ticket (without look-back, tiles are independent: blockIdx will do)
-  if (lookback) {
-    if (tid == 0) {
-      const ticket t = draw_ticket(state.header, g.tiles);
-      ticket_tile = t.tile;
-      ticket_epoch = t.epoch;
-    }
-    __syncthreads();  // every thread needs the tile before it loads
-  }
-  const std::int64_t t = lookback ? ticket_tile : static_cast<std::int64_t>(blockIdx.x);
-  const unsigned epoch = lookback ? ticket_epoch : 0u;
-  const std::int64_t chunk = t / g.chains;
-  const std::int64_t chain = t - chunk * g.chains;
-  const std::int64_t slice = chain / g.groups;
-  const std::int64_t group = chain - slice * g.groups;
+  // 0. the tile (without look-back, tiles are independent: blockIdx will do)
+  const tile_place place = place_tile(state, lookback, g.tiles, g.chains, g.groups, ticket_tile, ticket_epoch);
+  const std::int64_t t = place.t, chunk = place.chunk, slice = place.slice, group = place.group;
+  const unsigned epoch = place.epoch;
   const std::int64_t col0 = group * g.width;
   const int cols_here = static_cast<int>(std::min<std::int64_t>(g.width, g.inner - col0));
   const std::int64_t row0 = chunk * g.rows;
   const int rows_here = static_cast<int>(std::min<std::int64_t>(g.rows, g.len - row0));
   const std::int64_t origin = (slice * g.len + row0) * g.inner + col0;  // element (0, 0)
   const int W = g.width;
-
-  // Every 2^29 calls: zero the descriptors past this call's (tile_state.cuh).
-  if (lookback && is_clearing_epoch(epoch)) {
-    for (std::int64_t i = g.tiles * W + t * threads + tid; i < state.capacity;
-         i += g.tiles * threads) {
-      state.descriptors.clear(i);
-    }
-  }
+  clear_unused(state, lookback, place, g.tiles, g.tiles * W);
 
   // 1. load, row by row. Element e of the tile is (row e / W, column e % W); thread tid
   // takes e = tid + q * threads, whose (row, column) advance by (threads / W, threads % W).
@@ -283,37 +313,342 @@ __global__ void __launch_bounds__(threads)
   }
 }
 
+// ---- version 2: whole columns in registers (16-byte aligned 4- and 8-byte values) ----------
+// When the values allow 16-byte vectors (pointers to Acc itself, 16-byte aligned, inner a
+// multiple of Vec = 16 / sizeof(Acc) and rows of at least 128 bytes), a thread owns Vec
+// adjacent columns (one 16-byte "column word") over `column_rows` consecutive rows and
+// keeps them in registers from the load to the store: no tile in shared memory, 8 vector
+// loads in flight per thread, 76 registers (3 blocks per SM; strided_kernel above takes
+// 128-141 for its staged tile, 2 or 1 blocks). A tile is `words` column words wide
+// (column_words below) and 256 / words row groups of column_rows rows high:
+//   (2^20, 32) and (16384, 4096) int32 axis 0: 8 words x 32 row groups = 256 rows x 32
+//   columns; a chain of 4096 tiles, or 128 chains of 64.
+// Steps per tile:
+//   0. the ticket, chunk-major (as in strided_kernel: the tile above holds an earlier
+//      ticket, so waiting for it cannot deadlock)
+//   1. each thread loads its rows (a partial chunk repeats the last row, a partial column
+//      group the last column word: defined padding, never stored) and scans them down,
+//      column by column, in registers
+//   2. its prefix within the tile: the totals of the row groups above (shuffles within a
+//      warp, shared memory across warps; one barrier)
+//   3. the last row group's threads hold the tile's column aggregates: to shared memory,
+//      and published (one barrier)
+//   4. every column's prefix by a windowed look-back: min(32, 256 / columns) lanes per
+//      column read that many tiles above at once (one barrier)
+//   5. every thread adds its column prefix and stores its rows
+inline constexpr int column_rows = 8;
+
+template <class Acc>
+inline constexpr int column_vec = static_cast<int>(16 / sizeof(Acc));
+
+struct column_geometry {
+  std::int64_t outer, len, inner;
+  int words;            // column words per tile (a power of two, at most threads)
+  int row_groups;       // threads / words
+  int width;            // columns per tile: words * Vec
+  std::int64_t rows;    // rows per tile: row_groups * column_rows
+  std::int64_t groups;  // column groups: ceil(inner / width)
+  std::int64_t chains;  // outer * groups
+  std::int64_t chunks;  // tiles per chain: ceil(len / rows)
+  std::int64_t tiles;   // chains * chunks
+};
+
+// Column words per tile (inner / Vec >= 8): 8, a 128-byte line per row and 256 rows per
+// tile, the most independent chains of tiles; wider only while the tile still covers a
+// whole line (len <= rows), which saves the look-back; at most threads / Vec (one look-back
+// lane per column). Measured on an H100 (docs/perf-notes.md): (16384, 4096) int32 1.06x
+// the copy with 8 words, 1.19x with 64 (16 chains), 3.4x with 256 (4 chains); shape
+// {1, 40, 2^20}: 1.06x with 32 words (one chunk), 1.27x with 64.
+template <class Acc>
+int column_words(std::int64_t len) {
+  constexpr int vec = column_vec<Acc>;
+  int words = 8;
+  while (words < threads / vec && std::int64_t{threads / (2 * words)} * column_rows >= len) words *= 2;
+  return words;
+}
+
+template <class Acc>
+column_geometry make_column_geometry(std::int64_t outer, std::int64_t len, std::int64_t inner,
+                                     int words) {
+  column_geometry g{};
+  g.outer = outer;
+  g.len = len;
+  g.inner = inner;
+  g.words = words;
+  g.row_groups = threads / g.words;
+  g.width = g.words * column_vec<Acc>;
+  g.rows = std::int64_t{g.row_groups} * column_rows;
+  g.groups = ceil_div(inner, g.width);
+  g.chains = outer * g.groups;
+  g.chunks = ceil_div(len, g.rows);
+  g.tiles = g.chains * g.chunks;
+  return g;
+}
+
+template <bool Exclusive, class Acc, class Op>
+__global__ void __launch_bounds__(threads)
+    columns_kernel(const Acc* in, Acc* out, column_geometry g, seed_value<Acc, Exclusive> seed,
+                   Op op, single_pass::tile_state<Acc> state, bool deterministic) {
+  using single_pass::status_aggregate;
+  using single_pass::status_inclusive;
+  using single_pass::tile_status;
+  using single_pass::make_tag;
+  constexpr int Vec = column_vec<Acc>;
+  constexpr int Rows = column_rows;
+  __shared__ block::detail::uninitialized_array<Acc, threads * Vec> totals;      // [row group][word][k]
+  __shared__ block::detail::uninitialized_array<Acc, threads> aggregates;  // per column of the tile
+  __shared__ block::detail::uninitialized_array<Acc, threads> col_prefix;  // per column of the tile
+  __shared__ std::int64_t ticket_tile;
+  __shared__ unsigned ticket_epoch;
+
+  const int tid = static_cast<int>(threadIdx.x);
+  const bool lookback = g.chunks > 1;
+
+  // 0. the tile (without look-back, tiles are independent: blockIdx will do)
+  const tile_place place = place_tile(state, lookback, g.tiles, g.chains, g.groups, ticket_tile, ticket_epoch);
+  const std::int64_t t = place.t, chunk = place.chunk, slice = place.slice, group = place.group;
+  const unsigned epoch = place.epoch;
+  const int word = tid % g.words, row_group = tid / g.words;
+  const std::int64_t column = group * g.width + std::int64_t{word} * Vec;  // this thread's first
+  const bool column_valid = column < g.inner;
+  const std::int64_t row0 = chunk * g.rows + std::int64_t{row_group} * Rows;
+  const Acc* line_in = in + slice * g.len * g.inner + (column_valid ? column : g.inner - Vec);
+  clear_unused(state, lookback, place, g.tiles, g.tiles * g.width);
+
+  // 1. load the rows (all loads first), then scan them down, column by column
+  Acc x[Rows][Vec];
+#pragma unroll
+  for (int r = 0; r < Rows; ++r) {
+    const std::int64_t row = row0 + r < g.len ? row0 + r : g.len - 1;
+    single_pass::load_vector<Vec>(line_in, row * g.inner, x[r]);
+  }
+#pragma unroll
+  for (int r = 1; r < Rows; ++r) {
+#pragma unroll
+    for (int k = 0; k < Vec; ++k) x[r][k] = static_cast<Acc>(op(x[r - 1][k], x[r][k]));
+  }
+
+  // 2. this run's prefix within the tile: the totals of the row groups above, in order.
+  // Narrow tiles (words < 32: 32 / words row groups in a warp) scan their runs across the
+  // warp (Kogge-Stone over the lanes of the same column word, shuffles), then combine the
+  // totals of the warps above (at most 7); wide ones (at most 8 row groups) combine the
+  // totals of the row groups above directly.
+  maybe<Acc> above[Vec];
+#pragma unroll
+  for (int k = 0; k < Vec; ++k) above[k] = {x[0][k], false};
+  const int lane = tid % 32, warp_id = tid / 32;
+  const int W = g.width;
+  if (g.words < 32) {
+    const int runs_in_warp = 32 / g.words, run = lane / g.words;
+    Acc inclusive[Vec];
+#pragma unroll
+    for (int k = 0; k < Vec; ++k) inclusive[k] = x[Rows - 1][k];
+    for (int d = 1; d < runs_in_warp; d *= 2) {
+#pragma unroll
+      for (int k = 0; k < Vec; ++k) {
+        const Acc earlier = warp::shuffle_up(inclusive[k], static_cast<unsigned>(g.words * d));
+        if (run >= d) inclusive[k] = static_cast<Acc>(op(earlier, inclusive[k]));
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < Vec; ++k) {
+      const Acc earlier = warp::shuffle_up(inclusive[k], static_cast<unsigned>(g.words));
+      if (run > 0) above[k] = {earlier, true};
+      if (run == runs_in_warp - 1) totals[warp_id * W + word * Vec + k] = inclusive[k];  // the warp's
+    }
+    __syncthreads();  // every warp total is stored before any thread combines them
+    for (int w = warp_id - 1; w >= 0; --w) {  // nearest first: each is earlier than the rest
+#pragma unroll
+      for (int k = 0; k < Vec; ++k) {
+        const Acc total = totals[w * W + word * Vec + k];
+        above[k] = {above[k].present ? static_cast<Acc>(op(total, above[k].value)) : total, true};
+      }
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < Vec; ++k) totals[tid * Vec + k] = x[Rows - 1][k];
+    __syncthreads();  // every run total is stored before any thread combines them
+    for (int q = 0; q < row_group; ++q) {
+#pragma unroll
+      for (int k = 0; k < Vec; ++k) above[k] = then(above[k], totals[(q * g.words + word) * Vec + k], op);
+    }
+  }
+
+  // 3. the tile's column aggregates (the last row group's threads: their prefix within
+  // the tile and their own total), to shared memory for the look-back and published at
+  // once (the decoupling), unless deterministic: then every tile waits for the inclusive
+  // values right above it, so each column is the same left fold in every run.
+  if (row_group == g.row_groups - 1) {
+#pragma unroll
+    for (int k = 0; k < Vec; ++k) {
+      const Acc aggregate = then(above[k], x[Rows - 1][k], op).value;
+      aggregates[word * Vec + k] = aggregate;
+      if (chunk > 0 && column_valid && !deterministic) {
+        state.descriptors.store(t * W + word * Vec + k, make_tag(epoch, status_aggregate), aggregate);
+      }
+    }
+  }
+  __syncthreads();  // the aggregates are in shared memory before the look-back reads them
+
+  // 4. the column prefixes, by all threads: `slots` = min(32, threads / W) consecutive
+  // lanes per column, a window of that many tiles above per round (one walk step per
+  // tile would cost a round trip per tile: the chain of tiles above is the bottleneck of
+  // a thin shape, docs/perf-notes.md). A column has a prefix when the scan is exclusive
+  // (chunk 0: the seed) or the tile is below chunk 0 (columns past the array's last
+  // column skip the look-back and have none).
+  {
+    const int slots = std::min(32, threads / W);
+    const int c = tid / slots, j = tid % slots;  // column c of the tile, slot j
+    const int group_lane = lane - j;  // the column's first lane
+    const bool in_window = c < W;
+    const bool walks = in_window && chunk > 0 && group * W + c < g.inner;
+    const Acc aggregate = aggregates[in_window ? c : 0];
+    maybe<Acc> prefix{aggregate, false};
+    if constexpr (Exclusive) {
+      if (chunk == 0) prefix = {seed.value, true};
+    }
+    // Slot j reads tile `next - j * chains`; a round takes the slots up to the nearest
+    // inclusive value, or up to the first one not published yet (then reads again).
+    bool done = !walks;
+    std::int64_t next = t - g.chains;
+    while (__any_sync(warp::full_mask, !done)) {  // warp-uniform: the shuffles need every lane
+      const std::int64_t above_tile = next - std::int64_t{j} * g.chains;
+      Acc value = aggregate;
+      tile_status s = single_pass::status_invalid;
+      if (!done && above_tile >= 0) s = state.descriptors.load(above_tile * W + c, epoch, value);
+      const bool inclusive = s == status_inclusive;
+      const bool ready = inclusive || (s == status_aggregate && !deterministic);
+      const unsigned group_bits = (slots == 32 ? ~0u : (1u << slots) - 1u) << group_lane;
+      const unsigned inclusive_slots = (__ballot_sync(warp::full_mask, !done && inclusive) & group_bits) >> group_lane;
+      const unsigned waiting_slots = (__ballot_sync(warp::full_mask, !done && !ready) & group_bits) >> group_lane;
+      const int first_inclusive = inclusive_slots ? __ffs(static_cast<int>(inclusive_slots)) - 1 : slots;
+      const int first_waiting = waiting_slots ? __ffs(static_cast<int>(waiting_slots)) - 1 : slots;
+      const int take = first_waiting < first_inclusive ? first_waiting
+                                                       : std::min(first_inclusive + 1, slots);
+      // fold slots [0, take) with the earlier (farther) operand first: after the steps,
+      // slot 0 holds value[take - 1] op ... op value[0]
+      Acc folded = value;
+      for (int d = 1; d < slots; d *= 2) {
+        const Acc farther = warp::detail::shuffle_words(
+            folded, [d](unsigned w) { return __shfl_down_sync(warp::full_mask, w, d); });
+        if (j + d < take) folded = static_cast<Acc>(op(farther, folded));
+      }
+      folded = warp::shuffle_index(folded, group_lane);
+      if (!done && take > 0) {
+        prefix = {prefix.present ? static_cast<Acc>(op(folded, prefix.value)) : folded, true};
+        next -= take * g.chains;
+      }
+      const bool waits = !done && first_waiting < first_inclusive;
+      done = done || first_inclusive < first_waiting;
+      if (__any_sync(warp::full_mask, waits)) __nanosleep(100);  // earlier tickets still run
+    }
+    if (in_window && j == 0) {
+      if (lookback) {
+        // Every column publishes, unused ones included (the clearing rule, see the top).
+        const Acc inclusive = prefix.present ? static_cast<Acc>(op(prefix.value, aggregate)) : aggregate;
+        state.descriptors.store(t * W + c, make_tag(epoch, status_inclusive), inclusive);
+      }
+      if (prefix.present) col_prefix[c] = prefix.value;
+    }
+  }
+  __syncthreads();  // the column prefixes are stored before the runs read them
+
+  // 5. each run's prefix (the column's, then the row groups above), the results, the stores
+  const bool has_column_prefix = chunk == 0 ? Exclusive : column_valid;
+#pragma unroll
+  for (int k = 0; k < Vec; ++k) {
+    maybe<Acc> p{x[0][k], false};
+    if (has_column_prefix) p = {col_prefix[word * Vec + k], true};
+    if (above[k].present) p = then(p, above[k].value, op);
+    if constexpr (Exclusive) {
+#pragma unroll
+      for (int r = Rows - 1; r > 0; --r) x[r][k] = static_cast<Acc>(op(p.value, x[r - 1][k]));
+      x[0][k] = p.value;
+    } else if (p.present) {
+#pragma unroll
+      for (int r = 0; r < Rows; ++r) x[r][k] = static_cast<Acc>(op(p.value, x[r][k]));
+    }
+  }
+  if (column_valid) {
+    Acc* line_out = out + slice * g.len * g.inner + column;
+#pragma unroll
+    for (int r = 0; r < Rows; ++r) {
+      if (row0 + r < g.len) single_pass::store_vector<Vec>(line_out, (row0 + r) * g.inner, x[r]);
+    }
+  }
+}
+
 // Lines of at most Items elements: one thread per line (a column of one outer slice),
-// all loads first (in place stays safe), then the serial scan and the stores. Consecutive
-// threads take consecutive columns: every row access of a warp is contiguous.
+// in chunks of `chunk` rows: the chunk's loads first, then its serial scan and its stores
+// (in place stays safe: a line is read and written by its thread alone, each chunk read
+// before it is written). Consecutive threads take consecutive columns: every row access
+// of a warp is contiguous. (Version 1 unrolled all Items rows under `j < len`: 2.8x the
+// time of an elementwise kernel for lines of two, docs/perf-notes.md.)
 template <int Items, bool Exclusive, class Acc, class In, class Out, class Op>
 __global__ void __launch_bounds__(threads)
     short_lines_kernel(In in, Out out, std::int64_t outer, int len, std::int64_t inner,
                        seed_value<Acc, Exclusive> seed, Op op) {
+  constexpr int chunk = 4;
   const std::int64_t line = static_cast<std::int64_t>(blockIdx.x) * threads + threadIdx.x;
   if (line >= outer * inner) return;
   const std::int64_t slice = line / inner;
-  const std::int64_t first = slice * len * inner + (line - slice * inner);
-  Acc v[Items];
+  std::int64_t at = slice * len * inner + (line - slice * inner);  // the line's row j0
+  // the running value (inclusive: none before row 0; its bits come from row 0 itself, a
+  // cache hit, so Acc needs no default constructor; len >= 1)
+  maybe<Acc> p = [&] {
+    if constexpr (Exclusive) {
+      return maybe<Acc>{seed.value, true};
+    } else {
+      return maybe<Acc>{static_cast<Acc>(in[at]), false};
+    }
+  }();
+  for (int j0 = 0; j0 < len; j0 += chunk) {
+    Acc v[chunk];
 #pragma unroll
-  for (int j = 0; j < Items; ++j) {
-    if (j < len) v[j] = static_cast<Acc>(in[first + j * inner]);
-  }
-  maybe<Acc> p{v[0], false};
-  if constexpr (Exclusive) p = {seed.value, true};
+    for (int j = 0; j < chunk; ++j) {
+      if (j0 + j < len) v[j] = static_cast<Acc>(in[at + j * inner]);
+    }
 #pragma unroll
-  for (int j = 0; j < Items; ++j) {
-    if (j < len) {
-      const Acc x = v[j];
-      if constexpr (Exclusive) {
-        out[first + j * inner] = p.value;
-        p = then(p, x, op);
-      } else {
-        p = then(p, x, op);
-        out[first + j * inner] = p.value;
+    for (int j = 0; j < chunk; ++j) {
+      if (j0 + j < len) {
+        if constexpr (Exclusive) {
+          out[at + j * inner] = p.value;
+          p = then(p, v[j], op);
+        } else {
+          p = then(p, v[j], op);
+          out[at + j * inner] = p.value;
+        }
       }
     }
+    at += chunk * inner;
   }
+}
+
+// Whether columns_kernel may take In and Out: pointers to a 4- or 8-byte Acc itself
+// (alignment and inner are checked at run time).
+template <class Acc, class In, class Out>
+inline constexpr bool columns_take_v =
+    single_pass::vectorisable_v<Acc> && std::is_pointer_v<In> && std::is_pointer_v<Out> &&
+    std::is_same_v<std::remove_cv_t<std::remove_pointer_t<In>>, Acc> &&
+    std::is_same_v<std::remove_pointer_t<Out>, Acc>;
+
+// One launch of columns_kernel (len > 0, inner a multiple of column_vec, aligned pointers).
+template <bool Exclusive, class Acc, class Op>
+void columns(const char* function, const Acc* in, Acc* out, std::int64_t outer, std::int64_t len,
+             std::int64_t inner, seed_value<Acc, Exclusive> seed, Op op, const options& o) {
+  const column_geometry g = make_column_geometry<Acc>(outer, len, inner, column_words<Acc>(len));
+  if (g.tiles > 0x7fffffff) throw_invalid(function, "shape", "needs more than 2^31 - 1 tiles");
+  auto launch = [&](single_pass::tile_state<Acc> state) {
+    columns_kernel<Exclusive, Acc><<<static_cast<unsigned>(g.tiles), threads, 0, o.stream>>>(
+        in, out, g, seed, op, state, o.deterministic);
+    TALLY_CUDA_CHECK_LAUNCH("columns_kernel", function);
+  };
+  if (g.chunks == 1) {
+    launch(single_pass::tile_state<Acc>{});  // no look-back: no descriptors
+    return;
+  }
+  single_pass::with_tile_state<Acc>(function, "(none: batched scans take no caller storage)",
+                                    g.tiles * g.width, 0, o, launch);
 }
 
 template <bool Exclusive, class Acc, class In, class Out, class Op>
@@ -330,6 +665,15 @@ void scan(const char* function, In in, Out out, std::int64_t outer, std::int64_t
         in, out, outer, static_cast<int>(len), inner, seed, op);
     TALLY_CUDA_CHECK_LAUNCH("short_lines_kernel", function);
     return;
+  }
+  if constexpr (columns_take_v<Acc, In, Out>) {
+    // (narrower rows, less than 128 bytes, keep strided_kernel: with 16-byte words their
+    // tiles were 1.8-2.5x slower than its, docs/perf-notes.md)
+    if (inner % column_vec<Acc> == 0 && inner / column_vec<Acc> >= 8 && single_pass::aligned_16(in) &&
+        single_pass::aligned_16(out)) {
+      columns(function, in, out, outer, len, inner, seed, op, o);
+      return;
+    }
   }
   const geometry g = make_geometry<Acc>(outer, len, inner);
   if (g.tiles > 0x7fffffff) {

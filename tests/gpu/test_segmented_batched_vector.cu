@@ -1,0 +1,154 @@
+// GPU batched scans: the vector paths of 16-byte aligned 4- and 8-byte values.
+//
+// These calls leave the general kernels for faster ones when the pointers are 16-byte
+// aligned (cudaMalloc'd buffers here) and the values are 4 or 8 bytes:
+//   - two 4-byte columns (inner == 2) as one scan of 8-byte column pairs: one slice
+//     through the single-pass scan, several through the tile kernel of
+//     segmented_offsets.cuh with segments of len rows;
+//   - rows of >= 128 bytes along a non-last axis through columns_kernel (strided_scan.cuh):
+//     chains of tiles with the windowed look-back, partial column groups and chunks, tiles
+//     that hold a whole line;
+//   - along the last axis, the tile kernel with computed heads;
+// and shapes beside them that keep strided_kernel (rows narrower than 128 bytes) or take
+// one thread per line. A non-commutative operator (affine maps x -> a x + b composed in
+// order, wrap-around, exact) makes an operand taken in the wrong order, or a prefix taken
+// from the wrong tile or column, change the result; plus on int32, float and double
+// (small integers: every sum is exact) on chains long enough for the look-back to wait.
+// Results are compared exactly with tally::cpu::sequential.
+#include <cstdint>
+#include <random>
+#include <span>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "test_common.cuh"
+
+namespace {
+
+using namespace tally_test;
+namespace seq = tally::cpu::sequential;
+using i64 = std::int64_t;
+
+struct affine16 {
+  std::uint16_t a, b;
+  bool operator==(const affine16&) const = default;
+};
+struct compose16 {
+  TALLY_HOST_DEVICE affine16 operator()(const affine16& f, const affine16& g) const {
+    return {static_cast<std::uint16_t>(g.a * f.a), static_cast<std::uint16_t>(g.a * f.b + g.b)};
+  }
+};
+struct affine32 {
+  std::uint32_t a, b;
+  bool operator==(const affine32&) const = default;
+};
+struct compose32 {
+  TALLY_HOST_DEVICE affine32 operator()(const affine32& f, const affine32& g) const {
+    return {g.a * f.a, g.a * f.b + g.b};
+  }
+};
+
+template <class T>
+std::string show(const T& x) {
+  std::ostringstream s;
+  if constexpr (requires { x.a; }) {
+    s << "(" << +x.a << ", " << +x.b << ")";
+  } else {
+    s << x;
+  }
+  return s.str();
+}
+
+std::string shape_string(const std::vector<i64>& shape) {
+  std::ostringstream s;
+  s << "(";
+  for (std::size_t i = 0; i < shape.size(); ++i) s << (i ? ", " : "") << shape[i];
+  s << ")";
+  return s.str();
+}
+
+i64 element_count(const std::vector<i64>& shape) {
+  i64 t = 1;
+  for (const i64 e : shape) t *= e;
+  return t;
+}
+
+using batched_case = std::pair<std::vector<i64>, int>;  // shape, axis
+
+// Every case inclusive and exclusive, with and without options.deterministic, against the
+// sequential scan; `out` is poisoned first, so an element never written fails.
+template <class T, class Op>
+void check_cases(const std::vector<batched_case>& cases, const std::vector<T>& h, const T& init, Op op) {
+  const device_buffer<T> in(h);
+  device_buffer<T> out(h.size());
+  std::vector<T> want(h.size());
+  for (const auto& [shape, axis] : cases) {
+    const std::span<const i64> s(shape);
+    const auto total = static_cast<std::size_t>(element_count(shape));
+    ASSERT_LE(total, h.size());
+    for (const bool exclusive : {false, true}) {
+      for (const bool deterministic : {false, true}) {
+        tally::options o;
+        o.deterministic = deterministic;
+        out.poison();
+        if (exclusive) {
+          tally::exclusive_scan_batched(static_cast<const T*>(in.data()), out.data(), s, axis, init, op, o);
+          seq::exclusive_scan_batched(h.begin(), want.begin(), s, axis, init, op);
+        } else {
+          tally::inclusive_scan_batched(static_cast<const T*>(in.data()), out.data(), s, axis, op, o);
+          seq::inclusive_scan_batched(h.begin(), want.begin(), s, axis, op);
+        }
+        TALLY_TEST_CUDA(cudaDeviceSynchronize());
+        const std::vector<T> got = out.download(total);
+        for (std::size_t i = 0; i < total; ++i) {
+          ASSERT_TRUE(got[i] == want[i])
+              << (exclusive ? "exclusive" : "inclusive") << (deterministic ? " deterministic" : "")
+              << " batched scan " << shape_string(shape) << " along axis " << axis << ": element " << i
+              << " is " << show(got[i]) << ", want " << show(want[i]);
+        }
+      }
+    }
+  }
+}
+
+// One case per path and edge (see the top); at most 1.28M elements.
+const std::vector<batched_case> path_cases = {
+    {{5000, 2}, 0},     {{3, 1000, 2}, 1}, {{1 << 12, 32}, 0}, {{3, 1001, 36}, 1},
+    {{2, 1000, 40}, 1}, {{7, 333, 96}, 1}, {{1, 40, 1024}, 1}, {{20000, 64}, 0},
+    {{3, 100, 7}, 1},   {{2, 5000}, 1},    {{1000, 3}, 1},     {{4, 33, 8}, 1}};
+
+template <class T, class Op>
+void check_affine(Op op) {
+  i64 m = 0;
+  for (const auto& c : path_cases) m = std::max(m, element_count(c.first));
+  std::mt19937_64 g(4242 + sizeof(T));
+  std::vector<T> h(static_cast<std::size_t>(m));
+  for (auto& x : h) {
+    x.a = static_cast<decltype(x.a)>(g() | 1u);
+    x.b = static_cast<decltype(x.b)>(g());
+  }
+  check_cases(path_cases, h, T{3, 5}, op);
+}
+
+TEST(SegmentedBatchedVector, NonCommutative4Byte) { check_affine<affine16>(compose16{}); }
+TEST(SegmentedBatchedVector, NonCommutative8Byte) { check_affine<affine32>(compose32{}); }
+
+// Long chains with plus: 2^21 elements (2^18 in quick mode, for compute-sanitizer).
+template <class T>
+void check_long_chains() {
+  const i64 rows = quick() ? 1 << 13 : 1 << 16;
+  const std::vector<batched_case> cases = {
+      {{rows, 32}, 0}, {{rows * 16, 2}, 0}, {{4, rows * 4, 2}, 1}, {{rows / 32, 1024}, 0}, {{rows, 32}, 1}};
+  std::mt19937_64 g(99 + sizeof(T));
+  std::vector<T> h(static_cast<std::size_t>(rows) * 32);
+  for (auto& x : h) x = static_cast<T>(static_cast<int>(g() % 201) - 100);
+  check_cases(cases, h, static_cast<T>(7), tally::plus{});
+}
+
+TEST(SegmentedBatchedVector, LongChainsInt32) { check_long_chains<std::int32_t>(); }
+TEST(SegmentedBatchedVector, LongChainsFloat) { check_long_chains<float>(); }
+TEST(SegmentedBatchedVector, LongChainsDouble) { check_long_chains<double>(); }
+
+}  // namespace
