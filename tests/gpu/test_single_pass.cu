@@ -1,5 +1,5 @@
 // tests/gpu/test_single_pass.cu -- what is particular to the single-pass scans
-// (device/detail/{single_pass_scan,decoupled_lookback,chained,tile_state}.cuh):
+// (device/detail/{single_pass_scan,pipelined_scan,decoupled_lookback,chained,tile_state}.cuh):
 //   - pointers at any alignment (the 16-byte vector path and the scalar path);
 //   - iterator inputs (a fused map), converting inputs and outputs;
 //   - accumulators of every descriptor format: 2, 8-byte structs, 12 and 64 bytes,
@@ -11,7 +11,9 @@
 //   - the tile state: many calls of changing sizes on one stream (epochs), two streams at
 //     once, caller storage, graph capture and replay, the clearing epoch;
 //   - the small-n path (smaller tiles, tile = blockIdx.x in a cooperative launch): where
-//     it is taken, its sizes, determinism, stalls, state, storage and graphs.
+//     it is taken, its sizes, determinism, stalls, state, storage and graphs;
+//   - the pipelined kernel of large scans (pipelined_scan.cuh): its tile edges, stalls,
+//     determinism through the public scans, the clearing epoch.
 // The type x operator x size matrix is in test_device_decoupled_lookback.cu and
 // test_device_chained.cu.
 #include <thrust/iterator/counting_iterator.h>
@@ -400,22 +402,33 @@ TEST(SinglePass, DeterministicFloatBits) {
   }
 }
 
-// ---- the large scans' tiles (staged, version 2: write-back) -------------------------------------
-// The public scans take them only from single_pass::large_scan_bytes on, so the size
-// lists above never reach their tile edges; here they run directly, at every edge, for
-// both protocols, 4- and 8-byte values and a non-commutative 8-byte operator.
+// ---- the pipelined scan of large inputs (pipelined_scan.cuh) --------------------------------------
+// The public scans take it only from pipelined::min_bytes of data on, so the size lists
+// above never reach its tile edges; here it runs directly, at every edge (one tile, a
+// partial last tile, more tiles than the device holds blocks), for both protocols, 4- and
+// 8-byte values and a non-commutative 8-byte operator, inclusive and exclusive, and in
+// place.
+namespace pl = tally::detail::pipelined;
+
+template <class Protocol, bool Exclusive, class T, class Op, class Hook = sp::no_stall>
+void pipelined_scan(const T* in, T* out, std::int64_t n, const T& init, Op op,
+                    const tally::options& o, Hook hook = {}) {
+  pl::scan<Protocol, Exclusive, T>("pipelined test", "storage_bytes", in, out, n,
+                                   tally::detail::make_seed<T, Exclusive>(init), op, o, hook);
+}
+
 template <class T, class Op>
-void check_write_back_tiles(const char* label, std::uint64_t salt, bool sweep) {
+void check_pipelined_tiles(const char* label, std::uint64_t salt, bool sweep) {
   SCOPED_TRACE(label);
-  constexpr sp::single_pass_tuning tune = sp::staged_single_pass_tuning<T>();
-  static_assert(tune.write_back, "4- and 8-byte values have write-back tiles");
-  constexpr std::int64_t tile = tune.tile_items();
+  constexpr std::int64_t tile = pl::tile_items<T>();
+  // 1400 tiles: more than the blocks an H100 or H200 holds at once (3 per SM), so blocks
+  // take several tiles each and the ring wraps many times
+  const std::int64_t top = 1400 * tile + 3;
   std::vector<std::int64_t> ns = {1, 2, 31, 32 * 4 + 1, tile - 1, tile, tile + 1, 2 * tile - 1,
-                                  2 * tile + 1, 3 * tile + 17, 40 * tile + 3};
+                                  2 * tile + 1, 3 * tile + 17, 40 * tile + 3, top};
   if (sweep) {
     for (std::int64_t n = tile + 2; n < 2 * tile; n += quick() ? 37 : 1) ns.push_back(n);
   }
-  const std::int64_t top = 40 * tile + 3;
   std::vector<T> h;
   T init;
   if constexpr (std::is_arithmetic_v<T>) {
@@ -429,24 +442,18 @@ void check_write_back_tiles(const char* label, std::uint64_t salt, bool sweep) {
   const auto want_i = reference_scan(h, false, init, op);
   const auto want_e = reference_scan(h, true, init, op);
   device_buffer<T> in(h), out(static_cast<std::size_t>(top + 1));
-  const T* input = in.data();
   const tally::options o;
-  auto run = [&](auto protocol, bool exclusive, T* to, std::int64_t n) {
-    using P = decltype(protocol);
-    if (exclusive) {
-      sp::scan<P, true, T, tune>("write-back test", "storage_bytes", input, to, n,
-                                 tally::detail::make_seed<T, true>(init), op, o);
-    } else {
-      sp::scan<P, false, T, tune>("write-back test", "storage_bytes", input, to, n,
-                                  tally::detail::seed_value<T, false>{}, op, o);
-    }
-  };
   for (const std::int64_t n : ns) {
     for (bool exclusive : {false, true}) {
       const auto& want = exclusive ? want_e : want_i;
       auto check = [&](auto protocol, const char* name) {
+        using P = decltype(protocol);
         out.poison();
-        run(protocol, exclusive, out.data(), n);
+        if (exclusive) {
+          pipelined_scan<P, true>(in.data(), out.data(), n, init, op, o);
+        } else {
+          pipelined_scan<P, false>(in.data(), out.data(), n, init, op, o);
+        }
         TALLY_TEST_CUDA(cudaDeviceSynchronize());
         const auto got = out.download(static_cast<std::size_t>(n + 1));
         ASSERT_TRUE(matches(got, want, static_cast<std::size_t>(n)))
@@ -454,29 +461,74 @@ void check_write_back_tiles(const char* label, std::uint64_t salt, bool sweep) {
         ASSERT_TRUE(device_buffer<T>::is_poison(got[static_cast<std::size_t>(n)])) << "n = " << n;
       };
       check(lookback_protocol{}, "look-back");
-      check(chained_protocol{}, "chained");
+      if (n < 100 * tile) check(chained_protocol{}, "chained");  // one round trip per tile
     }
   }
   // in place
   device_buffer<T> work(h);
-  input = work.data();
-  run(lookback_protocol{}, true, work.data(), top);
+  pipelined_scan<lookback_protocol, true>(work.data(), work.data(), top, init, op, o);
   TALLY_TEST_CUDA(cudaDeviceSynchronize());
   ASSERT_TRUE(matches(work.download(), want_e, static_cast<std::size_t>(top))) << "in place";
 }
 
-TEST(SinglePass, WriteBackTiles) {
-  check_write_back_tiles<std::int32_t, tally::plus>("int32 plus", 121, true);
-  check_write_back_tiles<std::int32_t, tally::maximum>("int32 maximum", 122, false);
-  check_write_back_tiles<std::int64_t, tally::plus>("int64 plus", 123, true);
-  check_write_back_tiles<std::uint64_t, tally::minimum>("uint64 minimum", 124, false);
-  check_write_back_tiles<affine32, compose32>("affine32 compose (non-commutative)", 125, true);
+TEST(SinglePass, PipelinedTiles) {
+  check_pipelined_tiles<std::int32_t, tally::plus>("int32 plus", 121, true);
+  check_pipelined_tiles<std::int32_t, tally::maximum>("int32 maximum", 122, false);
+  check_pipelined_tiles<std::int64_t, tally::plus>("int64 plus", 123, true);
+  check_pipelined_tiles<std::uint64_t, tally::minimum>("uint64 minimum", 124, false);
+  check_pipelined_tiles<affine32, compose32>("affine32 compose (non-commutative)", 125, true);
 }
 
-// The public scans at the size where they switch to these tiles, and determinism there:
-// the deterministic look-back gives the chained scan's bits in every run.
-TEST(SinglePass, WriteBackTilesThroughThePublicScans) {
-  const std::int64_t n = sp::large_scan_bytes / 4 + 7;
+// The stall test (above) for the pipelined kernel: its producer calls the hook right
+// after drawing a tile's ticket, before the tile's copy starts.
+TEST(SinglePass, PipelinedStallTest) {
+  using T = std::int32_t;
+  const std::int64_t tiles = quick() ? 300 : 2000;
+  const std::int64_t n = tiles * pl::tile_items<T>() - 7;
+  const auto h = random_vector<T, tally::plus>(static_cast<std::size_t>(n), 141);
+  const auto want = reference_scan(h, false, 0, tally::plus{});
+  const auto hd = random_vector<double, tally::plus>(static_cast<std::size_t>(n / 2), 142);
+  const auto want_d = reference_scan(hd, true, 0.5, tally::plus{});
+  device_buffer<T> in(h), out(static_cast<std::size_t>(n));
+  device_buffer<double> in_d(hd), out_d(hd.size());
+  const long long cycles = quick() ? 20000 : 2000000;  // about 1 ms at 1.8 GHz
+  const stall stalls[] = {
+      {0, 1, tiles / 2, ~0u, cycles},
+      {tiles - 1, tiles - 2, 5, 0u, cycles},
+      {-1, -1, -1, 7u, cycles},  // one block: all its tiles
+  };
+  for (const stall& s : stalls) {
+    for (bool deterministic : {false, true}) {
+      SCOPED_TRACE("stall tiles " + std::to_string(s.tile_a) + "," + std::to_string(s.tile_b) + "," +
+                   std::to_string(s.tile_c) + " block " + std::to_string(s.block) +
+                   (deterministic ? " deterministic" : ""));
+      tally::options o;
+      o.deterministic = deterministic;
+      for (auto protocol : {0, 1}) {
+        out.poison();
+        if (protocol == 0) {
+          pipelined_scan<lookback_protocol, false>(in.data(), out.data(), n, 0, tally::plus{}, o, s);
+        } else {
+          pipelined_scan<chained_protocol, false>(in.data(), out.data(), n, 0, tally::plus{}, o, s);
+        }
+        TALLY_TEST_CUDA(cudaDeviceSynchronize());
+        ASSERT_TRUE(matches(out.download(), want, static_cast<std::size_t>(n))) << "protocol " << protocol;
+      }
+      out_d.poison();
+      pipelined_scan<lookback_protocol, true>(in_d.data(), out_d.data(),
+                                              static_cast<std::int64_t>(hd.size()), 0.5,
+                                              tally::plus{}, o, s);
+      TALLY_TEST_CUDA(cudaDeviceSynchronize());
+      ASSERT_TRUE(matches(out_d.download(), want_d, hd.size()));
+    }
+  }
+}
+
+// The public scans at the size where they switch to the pipelined kernel, and determinism
+// there: the deterministic look-back gives the chained scan's bits in every run (both run
+// the pipelined kernel, whose tiles and association are the same).
+TEST(SinglePass, PipelinedThroughThePublicScans) {
+  const std::int64_t n = pl::min_bytes / 4 + 7;
   const auto h = mixed_floats(static_cast<std::size_t>(n), 131);
   device_buffer<float> in(h), out(static_cast<std::size_t>(n));
   for (bool exclusive : {false, true}) {
@@ -606,11 +658,12 @@ TEST(SinglePass, GraphCaptureAndReplay) {
 
 // The clearing epoch: a call whose epoch is 2^29 - 1 (mod 2^29) zeroes every descriptor
 // past its own tiles, and still scans correctly; the header moves to the next epoch with
-// no tickets drawn. For the kernel with tiles of tuning Tune (ByBlock: the small-n path's).
-template <sp::single_pass_tuning Tune, bool ByBlock>
-void check_clearing_epoch(std::int64_t tiles, std::uint64_t salt) {
+// no tickets drawn. `run(in, out, n, state)` runs one int32 inclusive sum of `tiles` tiles
+// of `tile` items with a kernel under test.
+template <class Run>
+void check_clearing(std::int64_t tiles, std::int64_t tile, std::uint64_t salt, Run run) {
   using T = std::int32_t;
-  const std::int64_t capacity = 4096, n = tiles * Tune.tile_items() - 3;
+  const std::int64_t capacity = 4096, n = tiles * tile - 3;
   const std::size_t bytes = sp::state_bytes<T>(capacity);
   device_buffer<unsigned char> state_memory(bytes);
   TALLY_TEST_CUDA(cudaMemset(state_memory.data(), 0x5A, bytes));  // stale garbage everywhere
@@ -620,10 +673,7 @@ void check_clearing_epoch(std::int64_t tiles, std::uint64_t salt) {
   const auto h = random_vector<T, tally::plus>(static_cast<std::size_t>(n), salt);
   device_buffer<T> in(h), out(static_cast<std::size_t>(n));
   out.poison();
-  sp::launch<lookback_protocol, Tune, false, ByBlock>(
-      "clearing test", static_cast<const T*>(in.data()), out.data(), n, tiles,
-      tally::detail::seed_value<T, false>{}, tally::plus{},
-      sp::tile_state<T>::at(state_memory.data(), capacity), false, sp::no_stall{}, nullptr);
+  run(static_cast<const T*>(in.data()), out.data(), n, sp::tile_state<T>::at(state_memory.data(), capacity));
   TALLY_TEST_CUDA(cudaDeviceSynchronize());
   ASSERT_TRUE(matches(out.download(), reference_scan(h, false, 0, tally::plus{}), static_cast<std::size_t>(n)));
   unsigned long long header_after = 0;
@@ -642,8 +692,33 @@ void check_clearing_epoch(std::int64_t tiles, std::uint64_t salt) {
   }
 }
 
+// For the one-block-per-tile kernel with tiles of tuning Tune (ByBlock: the small-n path's).
+template <sp::single_pass_tuning Tune, bool ByBlock>
+void check_clearing_epoch(std::int64_t tiles, std::uint64_t salt) {
+  using T = std::int32_t;
+  check_clearing(tiles, Tune.tile_items(), salt,
+                 [&](const T* in, T* out, std::int64_t n, sp::tile_state<T> state) {
+                   sp::launch<lookback_protocol, Tune, false, ByBlock>(
+                       "clearing test", in, out, n, tiles, tally::detail::seed_value<T, false>{},
+                       tally::plus{}, state, false, sp::no_stall{}, nullptr);
+                 });
+}
+
 TEST(SinglePass, ClearingEpochZeroesStaleDescriptors) {
   check_clearing_epoch<sp::default_single_pass_tuning<std::int32_t>(), false>(100, 91);
+}
+
+// The same for the pipelined kernel (its producers clear, one share per block), with
+// more tiles than the device holds blocks.
+TEST(SinglePass, ClearingEpochZeroesStaleDescriptorsPipelined) {
+  using T = std::int32_t;
+  const std::int64_t tiles = 1000;
+  check_clearing(tiles, pl::tile_items<T>(), 92,
+                 [&](const T* in, T* out, std::int64_t n, sp::tile_state<T> state) {
+                   pl::launch<lookback_protocol, false, false>(
+                       "clearing test", in, out, n, tiles, tally::detail::seed_value<T, false>{},
+                       tally::plus{}, state, sp::no_stall{}, nullptr);
+                 });
 }
 
 // ---- the small-n path ----------------------------------------------------------------------------

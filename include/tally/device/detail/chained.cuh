@@ -45,6 +45,15 @@ struct protocol {
     }
     return warp::shuffle_index(value, 0);
   }
+  // The pipelined scan (pipelined_scan.cuh) asks for a tile's prefix after it has scanned
+  // the block's next tile. The chained scan publishes no aggregates (only inclusive
+  // values, one after the other), so the wait is the same as above.
+  static constexpr bool publishes_aggregate = false;
+  template <bool Deterministic, class Descriptors, class Acc, class Op>
+  TALLY_DEVICE static Acc prefix_after_aggregate(const Descriptors& d, unsigned epoch,
+                                                 std::int64_t tile, const Acc& aggregate, Op& op) {
+    return exclusive_prefix<Deterministic>(d, epoch, tile, aggregate, op);
+  }
 };
 
 struct strategy {

@@ -87,6 +87,20 @@ struct basic_protocol {
     }
   }
 
+  // The pipelined scan (pipelined_scan.cuh) publishes a tile's aggregate (step 1) as soon
+  // as the tile is scanned, and asks for its prefix only after it has scanned its next
+  // tile: what is left is steps 2 and 3, with no initial pause (that scan took its place).
+  static constexpr bool publishes_aggregate = true;
+  template <bool Deterministic, class Descriptors, class Acc, class Op>
+  TALLY_DEVICE static Acc prefix_after_aggregate(const Descriptors& d, unsigned epoch,
+                                                 std::int64_t tile, const Acc& aggregate, Op& op) {
+    if constexpr (Deterministic) {
+      return look_back<DeterministicSlotsPerLane, true>(d, epoch, tile, aggregate, op);
+    } else {
+      return look_back<SlotsPerLane, false>(d, epoch, tile, aggregate, op);
+    }
+  }
+
  private:
   template <int Slots, bool Deterministic, class Descriptors, class Acc, class Op>
   TALLY_DEVICE static Acc look_back(const Descriptors& d, unsigned epoch, std::int64_t tile,

@@ -12,6 +12,7 @@
 #include "tally/device/detail/block_algorithms.cuh"
 #include "tally/device/detail/chained.cuh"
 #include "tally/device/detail/decoupled_lookback.cuh"
+#include "tally/device/detail/pipelined_scan.cuh"
 #include "tally/device/detail/reduce_then_scan.cuh"
 #include "tally/device/detail/scan_then_propagate.cuh"
 #include "tally/device/detail/single_pass_scan.cuh"
@@ -88,10 +89,11 @@ std::size_t storage_bytes_with(std::int64_t n) {
 // caller's or stream-ordered), then the strategy's kernels. The public functions call
 // this through dispatch(); tests and the bench may call it directly to instantiate one
 // pair only. Arguments are checked by the caller. Threads and Items apply to the
-// multi-pass strategies; the single-pass ones take their tuning from
-// single_pass::staged_single_pass_tuning for large scans of 16-byte aligned pointers to Acc
-// and from single_pass::default_single_pass_tuning otherwise (call single_pass::scan to override
-// it), and the look-back takes the small-n path where it applies (single_pass_scan.cuh).
+// multi-pass strategies. The single-pass ones run the pipelined kernel for large scans of
+// 16-byte aligned pointers to 4- and 8-byte Acc (pipelined::takes), and otherwise
+// single_pass_scan.cuh's kernel with single_pass::default_single_pass_tuning (call
+// single_pass::scan to override it); the look-back takes the small-n path where it
+// applies (single_pass_scan.cuh).
 template <class Strategy, class Selector, bool Exclusive, class Acc,
           int Threads = default_tuning<Selector::tuning_key, Acc>().block_threads,
           int Items = default_tuning<Selector::tuning_key, Acc>().items_per_thread, class In,
@@ -111,11 +113,10 @@ void scan_with(const char* function, const char* storage_query, In in, Out out, 
       }
     }
     if constexpr (single_pass::acc_pointers<Acc, In, Out>()) {
-      // large scans: the larger staged tiles (single_pass::staged_single_pass_tuning)
-      if (n >= single_pass::large_scan_bytes / static_cast<std::int64_t>(sizeof(Acc)) &&
-          single_pass::aligned_16(in) && single_pass::aligned_16(out)) {
-        single_pass::scan<protocol, Exclusive, Acc, single_pass::staged_single_pass_tuning<Acc>()>(
-            function, storage_query, in, out, n, seed, op, o, {}, promised);
+      // large scans: persistent blocks that hide the wait for a prefix (pipelined_scan.cuh)
+      if (pipelined::takes<Acc>(in, out, n)) {
+        pipelined::scan<protocol, Exclusive, Acc>(function, storage_query, in, out, n, seed, op, o,
+                                                  {}, promised);
         return;
       }
     }

@@ -16,7 +16,8 @@
 //      iterators without the vector hook below: the same layout with scalar accesses.)
 //      16-byte aligned pointers to Acc STAGE the tile in shared memory instead ("Staged
 //      tiles" below): the same layout, each lane's vectors copied there by cp.async,
-//      read back and written back row by row in step 2, read again in step 5.
+//      read back row by row in step 2, read again in step 5. (The large scans of such
+//      pointers run pipelined_scan.cuh instead: the same steps, persistent blocks.)
 //   2. scan locally: each lane scans its Vec items serially; each row's lane totals are
 //      scanned with warp shuffles; the row totals are chained serially (rows in order)
 //      into each warp's total
@@ -25,8 +26,7 @@
 //      publishes the tile's inclusive value; it stores each warp's prefix in shared
 //      memory; barrier
 //   5. every item gets its prefix (warp prefix, row prefix, lane prefix) and is stored
-//      with the same striped layout. (A staged tile applied the row and lane prefixes in
-//      step 2 already.)
+//      with the same striped layout.
 //
 // Operator order: every combination is op(earlier, later); no identity is needed (the
 // very first item of the scan has no prefix; every "prefix" below is optional).
@@ -60,10 +60,6 @@ struct single_pass_tuning {
   int block_threads;
   int rows;
   int vec;
-  // staged tiles only ("Staged tiles" below): step 2 writes the warp-local scan back to
-  // shared memory (version 2) instead of keeping each row's prefixes in registers and
-  // scanning every row again in step 5 (version 1)
-  bool write_back = false;
   constexpr int items_per_thread() const { return rows * vec; }
   constexpr int tile_items() const { return block_threads * rows * vec; }
 };
@@ -88,28 +84,6 @@ constexpr single_pass_tuning default_single_pass_tuning() {
   } else {
     constexpr int rows = bytes <= 4 ? 16 : bytes <= 16 ? 4 : bytes <= 32 ? 2 : 1;
     return single_pass_tuning{256, rows, 1};
-  }
-}
-
-// The tiles of a LARGE scan of 16-byte aligned pointers to 4- or 8-byte values, staged
-// with write-back ("Staged tiles", version 2, below), so that their size costs no
-// registers: 256 threads x 11 rows x 16 bytes, 44 KiB (as much as a block's 48 KiB of
-// static shared memory allows). Larger tiles mean fewer tiles to pass prefixes along, but
-// fewer tiles to share the SMs at smaller n. Measured on an H200 against the default
-// tiles (staged, version 1), in one process (docs/perf-notes.md, "Staged tiles, version
-// 2"): int32 at 2^28 79.7 / 76.9% of the copy (inclusive / exclusive) -> 80.5 / 79.1%,
-// double at 2^27 82.4 / 80.8% -> 85.4 / 86.0%; the two are even at 2^28 bytes of data
-// (2^26 int32, 2^25 double), and the larger tiles are 1-11 points behind below that. So
-// the public scans take them from `large_scan_bytes` of data on (dispatch.cuh), and the
-// default tiles below that and for any other input (whose registers could not hold 11
-// rows).
-inline constexpr std::int64_t large_scan_bytes = std::int64_t{1} << 28;
-template <class Acc>
-constexpr single_pass_tuning staged_single_pass_tuning() {
-  if constexpr (vectorisable_v<Acc>) {
-    return single_pass_tuning{256, 11, static_cast<int>(16 / sizeof(Acc)), true};
-  } else {
-    return default_single_pass_tuning<Acc>();
   }
 }
 
@@ -271,28 +245,20 @@ TALLY_DEVICE TALLY_FORCEINLINE void store_row(Out out, std::int64_t base, std::i
 //
 // So for 16-byte aligned pointers to Acc (the common case) the tile lives in SHARED
 // MEMORY during the wait, not in registers: in step 1 each lane copies its vectors there
-// with cp.async (global -> shared, through no register). Two versions follow:
-//   - version 1 (staging::rescan, the default tiles): step 2 reads the rows back and
-//     scans them, keeping each row's lane and row prefixes in registers (2 per row);
-//     step 5 reads and scans each row again. The items do not live across the wait:
-//     48 registers, 5 blocks per SM, where the register tiles allowed 3-4.
-//   - version 2 (staging::write_back, the large scans' tiles: staged_single_pass_tuning):
-//     step 2 also writes the warp-local results back (each item reduced with everything
-//     before it in the warp); step 5 reads them, puts the warp's prefix in front and
-//     stores them. Nothing per row lives across the wait, whatever the number of rows,
-//     so the tiles can be larger than registers allow (44 KiB).
-// Each lane reads back only the vectors it copied or wrote, at the same addresses, so its
-// own wait for its copies (cp.async.wait_all) orders everything; no barrier. A partial
-// last tile is staged with ordinary loads (padded as in load_tile).
-// Measured (H200, docs/perf-notes.md): version 1 took int32 at 2^28 from 77 to 79% of the
-// copy and double at 2^27 from 74 to 82%; version 2 with 11 rows gives 80.5 / 85.4% there
-// (behind version 1 below 2^28 bytes of data: fewer, larger tiles share the SMs less
-// evenly). The look-back's wait itself is unchanged.
+// with cp.async (global -> shared, through no register); step 2 reads the rows back and
+// scans them, keeping each row's lane and row prefixes in registers (2 per row); step 5
+// reads and scans each row again. The items do not live across the wait: 48 registers,
+// 5 blocks per SM, where the register tiles allowed 3-4.
+// Each lane reads back only the vectors it copied, at the same addresses, so its own
+// wait for its copies (cp.async.wait_all) orders everything; no barrier. A partial last
+// tile is staged with ordinary loads (padded as in load_tile).
+// Measured (H200, docs/perf-notes.md): int32 at 2^28 from 77 to 79% of the copy, double
+// at 2^27 from 74 to 82%. The look-back's wait itself is unchanged: hiding it is what
+// the pipelined scan of the large scans does (pipelined_scan.cuh; there the write-back
+// scan below replaces the second scan of step 5).
 //
-// Version 1 (rescan) and version 2 (write_back) of the staged tiles, and none (the tile
-// in registers). The tuning chooses between the two versions (single_pass_tuning::
-// write_back).
-enum class staging { none, rescan, write_back };
+// A tile staged in shared memory, or none (the tile in registers).
+enum class staging { none, rescan };
 
 // The register budget that gives those 5 blocks of 256 threads: the compiler is held to
 // it (__launch_bounds__' second argument), because left alone it spent 68-72 registers
@@ -399,7 +365,8 @@ TALLY_DEVICE TALLY_FORCEINLINE void apply_prefix(const maybe<Acc>& p, Acc (&item
 }
 
 // c ? x : y for the 4- and 8-byte values of staged tiles, as one selp instruction: the
-// compiler cannot turn it into a branch (see with_local_prefix).
+// compiler cannot turn it into a branch (pipelined_scan.cuh, with_local_prefix, says
+// what such a branch cost; the segmented tile kernel uses it too).
 template <class Acc>
 TALLY_DEVICE TALLY_FORCEINLINE Acc select_value(bool c, const Acc& x, const Acc& y) {
   static_assert(sizeof(Acc) == 4 || sizeof(Acc) == 8, "staged tiles hold 4- or 8-byte values");
@@ -420,29 +387,6 @@ TALLY_DEVICE TALLY_FORCEINLINE Acc select_value(bool c, const Acc& x, const Acc&
     std::memcpy(&result, &rb, 8);
   }
   return result;
-}
-
-// Step 2 of a staged tile: a lane's Vec serially scanned items behind their prefix within
-// the warp (has_prefix: all but the warp's very first lane and row). has_prefix depends
-// on the lane, and written as a plain condition it became a branch that the compiler
-// hoisted out of the unrolled row loop, splitting every warp into two copies of all its
-// shuffles (int32 at 2^28: 64% of the copy without any wait, docs/perf-notes.md); so the
-// choices are select_value.
-template <bool Exclusive, int Vec, class Acc, class Op>
-TALLY_DEVICE TALLY_FORCEINLINE void with_local_prefix(const Acc& prefix, bool has_prefix,
-                                                      Acc (&items)[Vec], Op& op) {
-  if constexpr (Exclusive) {
-#pragma unroll
-    for (int k = Vec - 1; k > 0; --k) {
-      items[k] = select_value(has_prefix, static_cast<Acc>(op(prefix, items[k - 1])), items[k - 1]);
-    }
-    items[0] = prefix;  // without a prefix: not a value (step 5 puts the warp's prefix there)
-  } else {
-#pragma unroll
-    for (int k = 0; k < Vec; ++k) {
-      items[k] = select_value(has_prefix, static_cast<Acc>(op(prefix, items[k])), items[k]);
-    }
-  }
 }
 
 // ---- the small-n path ------------------------------------------------------------------------
@@ -528,49 +472,24 @@ __global__ void __launch_bounds__(Threads, (min_blocks_per_sm<Threads, Staging !
     load_tile<L, Vectorised>(in, base, n, warp_id, lane, items);
   }
 
-  // 2. local scans: lane-serial, then each row across the warp, then rows chained. A
-  //    write-back staged tile (version 2) writes its warp-local results back to shared
-  //    memory (inclusive: the warp's items up to this one; exclusive: up to the one
-  //    before), so that after the wait step 5 only has to put the warp's prefix in front:
-  //    nothing per row lives across the wait, and no row is scanned twice. The others keep
-  //    each row's lane and row prefixes in registers (version 1 reads and scans its rows
-  //    again in step 5).
+  // 2. local scans: lane-serial, then each row across the warp, then rows chained; each
+  //    row's lane and row prefixes stay in registers (a staged tile reads and scans its
+  //    rows again in step 5)
   Acc lane_prefix[L::rows];  // this lane's exclusive prefix within its row (unused in lane 0)
   Acc row_prefix[L::rows];   // the warp's rows before r, reduced (unused for r = 0)
   Acc warp_total;
-  if constexpr (Staging == staging::write_back) {
 #pragma unroll
-    for (int r = 0; r < L::rows; ++r) {
-      Acc row[L::vec];
-      read_staged_row<L>(staged.data(), warp_id, lane, r, row);
-      lane_scan(row, op);
-      Acc row_total;
-      const Acc lane_inclusive = warp::inclusive_scan(row[L::vec - 1], op, row_total);
-      const Acc lane_exclusive = warp::shuffle_up(lane_inclusive, 1u);  // lane 0: not used
-      // the lane's prefix within the warp: the rows before r, then the lanes before it
-      // (lane 0: the rows only; lane 0 of row 0: none)
-      Acc prefix = lane_exclusive;
-      if (r > 0) {
-        prefix = select_value(lane > 0, static_cast<Acc>(op(warp_total, lane_exclusive)), warp_total);
-      }
-      with_local_prefix<Exclusive>(prefix, r > 0 || lane > 0, row, op);
-      write_staged_row<L>(staged.data(), warp_id, lane, r, row);
-      warp_total = r == 0 ? row_total : static_cast<Acc>(op(warp_total, row_total));
-    }
-  } else {
-#pragma unroll
-    for (int r = 0; r < L::rows; ++r) {
-      if constexpr (Staged) read_staged_row<L>(staged.data(), warp_id, lane, r, items[r]);
-      lane_scan(items[r], op);
-      Acc row_total;
-      const Acc lane_inclusive = warp::inclusive_scan(items[r][L::vec - 1], op, row_total);
-      lane_prefix[r] = warp::shuffle_up(lane_inclusive, 1u);
-      if (r == 0) {
-        warp_total = row_total;
-      } else {
-        row_prefix[r] = warp_total;
-        warp_total = static_cast<Acc>(op(warp_total, row_total));
-      }
+  for (int r = 0; r < L::rows; ++r) {
+    if constexpr (Staged) read_staged_row<L>(staged.data(), warp_id, lane, r, items[r]);
+    lane_scan(items[r], op);
+    Acc row_total;
+    const Acc lane_inclusive = warp::inclusive_scan(items[r][L::vec - 1], op, row_total);
+    lane_prefix[r] = warp::shuffle_up(lane_inclusive, 1u);
+    if (r == 0) {
+      warp_total = row_total;
+    } else {
+      row_prefix[r] = warp_total;
+      warp_total = static_cast<Acc>(op(warp_total, row_total));
     }
   }
 
@@ -621,37 +540,18 @@ __global__ void __launch_bounds__(Threads, (min_blocks_per_sm<Threads, Staging !
   const bool warp_has_prefix = Exclusive || tile > 0 || warp_id > 0;
   const maybe<Acc> warp_prefix{warp_has_prefix ? warp_prefixes[warp_id] : warp_total,
                                warp_has_prefix};
-  if constexpr (Staging == staging::write_back) {
-    // row by row: the warp-local values from step 2, behind the warp's prefix (which an
-    // exclusive scan always has; there the warp's very first item, which has no local
-    // value, is the prefix itself)
 #pragma unroll
-    for (int r = 0; r < L::rows; ++r) {
-      Acc row[L::vec];
-      read_staged_row<L>(staged.data(), warp_id, lane, r, row);
-      if (warp_prefix.present) {
-#pragma unroll
-        for (int k = 0; k < L::vec; ++k) row[k] = static_cast<Acc>(op(warp_prefix.value, row[k]));
-      }
-      if constexpr (Exclusive) {
-        if (r == 0 && lane == 0) row[0] = warp_prefix.value;
-      }
-      store_row<L>(out, base, n, warp_id, lane, r, row);
+  for (int r = 0; r < L::rows; ++r) {
+    if constexpr (Staged) {
+      // the row again (step 2's items are dead by now: that is what frees the registers)
+      read_staged_row<L>(staged.data(), warp_id, lane, r, items[r]);
+      lane_scan(items[r], op);
     }
-  } else {
-#pragma unroll
-    for (int r = 0; r < L::rows; ++r) {
-      if constexpr (Staged) {
-        // the row again (step 2's items are dead by now: that is what frees the registers)
-        read_staged_row<L>(staged.data(), warp_id, lane, r, items[r]);
-        lane_scan(items[r], op);
-      }
-      maybe<Acc> p = r == 0 ? warp_prefix : then(warp_prefix, row_prefix[r], op);
-      if (lane > 0) p = then(p, lane_prefix[r], op);
-      apply_prefix<Exclusive>(p, items[r], op);
-    }
-    store_tile<L, Vectorised>(out, base, n, warp_id, lane, items);
+    maybe<Acc> p = r == 0 ? warp_prefix : then(warp_prefix, row_prefix[r], op);
+    if (lane > 0) p = then(p, lane_prefix[r], op);
+    apply_prefix<Exclusive>(p, items[r], op);
   }
+  store_tile<L, Vectorised>(out, base, n, warp_id, lane, items);
 
   // Every 2^29 calls: zero the descriptors past this call's tiles (tile_state.cuh). This
   // call reads only descriptors < tiles, so nobody reads these concurrently; the next
@@ -791,9 +691,7 @@ void launch_layout(const char* function, In in, Out out, std::int64_t n, std::in
         vectorised = in.vector_ready() && out.vector_ready();
       }
       if (vectorised) {
-        constexpr staging staged = !pointers         ? staging::none
-                                   : Tune.write_back ? staging::write_back
-                                                     : staging::rescan;
+        constexpr staging staged = pointers ? staging::rescan : staging::none;
         single_pass_kernel<Protocol, Tune.block_threads, Tune.rows, Tune.vec, true, staged,
                            Deterministic, Exclusive, false, Acc>
             <<<grid, Tune.block_threads, 0, stream>>>(in, out, n, tiles, seed, op, state, hook);
@@ -857,14 +755,32 @@ void with_tile_state(const char* function, const char* storage_query, std::int64
   launch(tile_state<Acc>::at(lease.data, lease.capacity));
 }
 
+// Calls launch(tiles, state) for one single-pass call of n >= 1 elements in tiles of
+// Tune's size: checks the tile count, holds caller storage to promised_storage (what the
+// caller's storage query said a call of this n needs: the public scans pass
+// public_storage_bytes, which covers every tiling they may choose, so that an error does
+// not depend on the pointers' alignment) and takes the state as with_tile_state does.
+// For this file's kernel and the pipelined one (pipelined_scan.cuh).
+template <class Acc, single_pass_tuning Tune, class Launch>
+void with_call_state(const char* function, const char* storage_query, std::int64_t n,
+                     const options& o, std::size_t promised_storage, Launch&& launch) {
+  const std::int64_t tiles = ceil_div(n, Tune.tile_items());
+  if (tiles > 0x7fffffff) {
+    throw_invalid(function, "n", "needs more than 2^31 - 1 tiles of " +
+                                     std::to_string(Tune.tile_items()) + " elements");
+  }
+  const std::size_t tiles_need = storage_bytes<Acc, Tune>(n);
+  const std::size_t caller_bytes =
+      o.storage.data != nullptr && promised_storage > tiles_need ? promised_storage : tiles_need;
+  with_tile_state<Acc>(function, storage_query, tiles, caller_bytes, o,
+                       [&](tile_state<Acc> state) { launch(tiles, state); });
+}
+
 // Runs one single-pass scan of n >= 1 elements (arguments checked by the caller): the
 // state from the caller's storage, a call-owned allocation while capturing a graph, or
 // the stream's reusable buffer (tile_state.cuh); then one launch. ByBlock: the small-n
-// path's kernel (the caller checked small_path_takes). promised_storage: what the
-// caller's storage query said a call of this n needs (the public scans pass
-// public_storage_bytes, which covers every tiling they may choose): caller storage
-// smaller than that is refused even where these tiles need less, so that an error does
-// not depend on the pointers' alignment.
+// path's kernel (the caller checked small_path_takes). promised_storage: see
+// with_call_state.
 template <class Protocol, bool Exclusive, class Acc,
           single_pass_tuning Tune = default_single_pass_tuning<Acc>(), bool ByBlock = false,
           class In, class Out, class Op, class Hook = no_stall>
@@ -874,18 +790,12 @@ void scan(const char* function, const char* storage_query, In in, Out out, std::
   static_assert(std::is_trivially_copyable_v<Acc>,
                 "single-pass scans need a trivially copyable accumulator type");
   if (n == 0) return;
-  const std::int64_t tiles = ceil_div(n, Tune.tile_items());
-  if (tiles > 0x7fffffff) {
-    throw_invalid(function, "n", "needs more than 2^31 - 1 tiles of " +
-                                     std::to_string(Tune.tile_items()) + " elements");
-  }
-  const std::size_t tiles_need = storage_bytes<Acc, Tune>(n);
-  const std::size_t caller_bytes =
-      o.storage.data != nullptr && promised_storage > tiles_need ? promised_storage : tiles_need;
-  with_tile_state<Acc>(function, storage_query, tiles, caller_bytes, o, [&](tile_state<Acc> state) {
-    launch<Protocol, Tune, Exclusive, ByBlock>(function, in, out, n, tiles, seed, op, state,
-                                               o.deterministic, hook, o.stream);
-  });
+  with_call_state<Acc, Tune>(function, storage_query, n, o, promised_storage,
+                             [&](std::int64_t tiles, tile_state<Acc> state) {
+                               launch<Protocol, Tune, Exclusive, ByBlock>(
+                                   function, in, out, n, tiles, seed, op, state, o.deterministic,
+                                   hook, o.stream);
+                             });
 }
 
 }  // namespace tally::detail::single_pass
