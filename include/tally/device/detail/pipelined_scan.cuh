@@ -54,10 +54,10 @@
 // stage's tile index before arriving on FULL (arrive has release semantics at CTA scope;
 // the compute warps' wait acquires), and the bulk copy's bytes are visible to whoever
 // sees the phase complete. The compute threads arrive on EMPTY after their last
-// shared-memory access to the stage; the producer waits on it, then issues
-// fence.proxy.async: the compute threads wrote the stage through the generic proxy (the
-// write-back scan), the bulk copy writes it through the async proxy, and that fence
-// orders the former before the latter. Between blocks: the descriptors of tile_state.cuh.
+// shared-memory access to the stage, each after a fence.proxy.async: they wrote the stage
+// through the generic proxy (the write-back scan), the next bulk copy writes it through
+// the async proxy, and that fence orders the former before the latter; the producer waits
+// on EMPTY before it starts the copy. Between blocks: the descriptors of tile_state.cuh.
 //
 // Applies to 16-byte aligned pointers to 4- and 8-byte values (bulk copies need 16-byte
 // aligned addresses). A partial last tile is loaded by the compute threads themselves,
@@ -347,9 +347,6 @@ __global__ void __launch_bounds__(kernel_threads)
       stage_epoch[s] = epoch;
       const std::int64_t base = tile * L::tile_items;
       if (base + L::tile_items <= n) {
-        // the compute threads' generic-proxy writes to this stage (d's wait on EMPTY
-        // ordered them before this point) come before the bulk copy's async-proxy writes
-        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
         mbarrier_arrive_expect(&full[s], tile_bytes<Acc>());
         bulk_copy(stage(s), in + base, tile_bytes<Acc>(), &full[s]);
       } else {
@@ -391,7 +388,11 @@ __global__ void __launch_bounds__(kernel_threads)
     const maybe<Acc> warp_prefix{has_prefix ? warp_prefixes[warp_id] : Acc{}, has_prefix};
     store_rows<L, Exclusive>(stage(previous_stage), out, previous * L::tile_items, n, warp_id, lane,
                              warp_prefix, op);
-    mbarrier_arrive(&empty[previous_stage]);  // this thread is done with the stage
+    // This thread is done with the stage. It wrote it through the generic proxy (the
+    // write-back scan), the next bulk copy writes it through the async proxy: the proxy
+    // fence, by the writing thread before the release (the arrival), orders the two.
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    mbarrier_arrive(&empty[previous_stage]);
   };
 
   for (std::int64_t i = 0;; ++i) {
@@ -421,8 +422,6 @@ __global__ void __launch_bounds__(kernel_threads)
     const Acc warp_total = scan_rows<L, Exclusive>(staged, warp_id, lane, op);
     if (lane == 0) warp_totals[warp_id] = warp_total;
     compute_barrier();  // the warp totals are stored before warp 0 reads them
-    // (and read before they are written again: a warp writes the next tile's totals after
-    // the barrier of c, which warp 0 reaches after reading these)
 
     // b. the aggregate, published at once
     Acc aggregate{};
@@ -444,8 +443,16 @@ __global__ void __launch_bounds__(kernel_threads)
       }
     }
 
-    // c and d for the previous tile
-    if (previous >= 0) finish_previous();
+    // c and d for the previous tile. Its barrier also keeps the other warps from writing
+    // the next tile's warp totals before warp 0 has read these (b); the first tile has no
+    // previous one, so it takes the barrier alone. (Without it a block's first aggregate
+    // could read its second tile's totals: compute-sanitizer's racecheck, which slows
+    // some warps down, caught that with wrong results.)
+    if (previous >= 0) {
+      finish_previous();
+    } else {
+      compute_barrier();
+    }
     previous = tile;
     previous_epoch = epoch;
     previous_stage = s;
