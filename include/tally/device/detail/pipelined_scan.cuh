@@ -6,10 +6,10 @@
 // a copy, the look-back scan at 80-89% (docs/perf-notes.md, "Staged tiles" and "The
 // pipelined scan"). Here a block does not wait with empty hands: it publishes a tile's
 // aggregate as soon as the tile is scanned, and asks for that tile's prefix only after it
-// has scanned its NEXT tile: the wait overlaps that scan instead of idling the block.
+// has scanned its NEXT tile, while a third tile's bytes are already on their way.
 //
 // The block: 8 compute warps (256 threads) and one producer warp, persistent (a grid of
-// what the device holds at once, at most one block per tile), with a ring of `stages`
+// what the device holds at once, at most one block per tile), with a ring of `Stages`
 // tiles in shared memory.
 //   - The producer (one lane) fills the ring in order. For each free stage it draws a
 //     ticket (the tile index: tile_state.cuh), and starts ONE bulk copy of the whole tile
@@ -32,7 +32,7 @@
 //     After the last tile, c and d once more for it.
 // The order of b before c is the point: tile i's successors can see its aggregate while
 // this block still waits for tile i-1's prefix, and by the time it asks, the answer has
-// usually arrived (the reason expected; not measured: no timeline of this kernel).
+// usually arrived (a tile's scan takes about as long as a look-back round trip).
 //
 // Tickets and the end of a call. A block draws tickets until one is >= tiles, exactly
 // once per block, so a call draws tiles + gridDim.x tickets: the block that draws the
@@ -88,7 +88,7 @@ using single_pass::then;
 // ---- tuning ------------------------------------------------------------------------------------
 // Measured on an H100 (docs/perf-notes.md, "The pipelined scan"), int32 at 2^28, % of the
 // copy: 8 rows x 2 stages 97.4, 8 x 3 95.2, 12 x 2 96.9, 16 x 3 97.8 (one block per SM,
-// and 10 points behind 8 x 2 at 2^20), 8 x 4 90.3, 4 x 4 76.6; double at 2^27: 8 x 2 98.4.
+// and 4-8 points behind at 2^20-2^22), 8 x 4 90.3, 4 x 4 76.6; double at 2^27: 8 x 2 98.4.
 inline constexpr int compute_threads = 256;
 inline constexpr int kernel_threads = compute_threads + 32;  // + the producer warp
 inline constexpr int rows = 8;

@@ -254,8 +254,8 @@ TALLY_DEVICE TALLY_FORCEINLINE void store_row(Out out, std::int64_t base, std::i
 // tile is staged with ordinary loads (padded as in load_tile).
 // Measured (H200, docs/perf-notes.md): int32 at 2^28 from 77 to 79% of the copy, double
 // at 2^27 from 74 to 82%. The look-back's wait itself is unchanged: hiding it is what
-// the pipelined scan of the large scans does (pipelined_scan.cuh; there a write-back
-// scan of each row replaces the second scan of step 5).
+// the pipelined scan of the large scans does (pipelined_scan.cuh; there the write-back
+// scan below replaces the second scan of step 5).
 //
 // A tile staged in shared memory, or none (the tile in registers).
 enum class staging { none, rescan };
