@@ -30,10 +30,11 @@
 //          stage's EMPTY mbarrier, which lets the producer refill it.
 //     After the last tile, c once more for it.
 //   - The look-back warp takes the tiles in the same order. For tile i: waits for its
-//     aggregate (AGGREGATED), then for the block's next tile to land (FULL of the next
-//     stage, or its "no tile" mark); then the prefix (Protocol::prefix_after_aggregate:
-//     the look-back, or the chained scan's wait for its predecessor); publishes the
-//     inclusive value; hands the prefix to the compute warps (PREFIXED).
+//     index and aggregate (AGGREGATED; warp 0 sends "no tile" there when the compute warps
+//     run out of tiles), then for the block's next tile to land (FULL of the next stage,
+//     or its "no tile" mark); then the prefix (Protocol::prefix_after_aggregate: the
+//     look-back, or the chained scan's wait for its predecessor); publishes the inclusive
+//     value; hands the prefix to the compute warps (PREFIXED).
 // So the look-back for tile i runs while the compute warps scan tile i+1 (a to b), and
 // is usually done when they ask for it (c). Why it waits for the next tile's data first:
 // started right after the tile's own aggregate, the look-back met predecessors that had
@@ -61,19 +62,20 @@
 // drawn, or its look-back warp waits for m's predecessors (all published). So m is
 // published eventually, for any number of resident blocks.
 //
-// Memory ordering inside the block: the mbarriers order it (arrive has release semantics
-// at CTA scope, the wait acquires). The producer writes the stage's tile index before it
-// arrives on FULL, and the bulk copy's bytes are visible to whoever sees the phase
-// complete. Warp 0 writes the aggregate, then arrives on AGGREGATED; the look-back warp
-// writes the prefix, then arrives on PREFIXED. The warps' prefixes within a tile, which
-// warp 0 writes in b, are read by every compute warp after the next compute barrier
-// (the next tile's, or one after the last tile). The
+// Memory ordering inside the block: the mbarriers and the compute warps' barrier order
+// it (arrive has release semantics at CTA scope, the wait acquires). The producer writes
+// the stage's tile index before it arrives on FULL, and the bulk copy's bytes are visible
+// to whoever sees the phase complete. Warp 0 writes the tile index and aggregate, then
+// arrives on AGGREGATED; the look-back warp writes the prefix, then arrives on PREFIXED.
+// The warps' prefixes within a tile, which warp 0 writes in b, are read by every compute
+// warp after the next compute barrier (the next tile's, or one after the last tile). The
 // compute threads arrive on EMPTY after their last shared-memory access to the stage,
 // each after a fence.proxy.async: they wrote the stage through the generic proxy (the
 // write-back scan), the next bulk copy writes it through the async proxy, and that fence
 // orders the former before the latter; the producer waits on EMPTY before it starts the
-// copy. Each of the per-stage slots in shared memory is written again only after a
-// barrier or an mbarrier wait that follows its last read (the comments at the writes).
+// copy. Each per-stage slot is written again only after a barrier or mbarrier wait that
+// directly follows every read of its previous value (the comments at the writes): an
+// order that holds only through a third warp was reported as a race by racecheck.
 // Between blocks: the descriptors of tile_state.cuh.
 //
 // Applies to 16-byte aligned pointers to 4- and 8-byte values (bulk copies need 16-byte
@@ -320,7 +322,11 @@ __global__ void __launch_bounds__(ComputeThreads + 64)
   __shared__ unsigned long long prefixed[stages];    // the look-back warp has its prefix
   __shared__ std::int64_t stage_tile[stages];        // its tile index, -1: no more tiles
   __shared__ unsigned stage_epoch[stages];           // the call's epoch, from the ticket
+  // warp 0 -> the look-back warp: the tile (-1: no more tiles), its epoch and aggregate
+  __shared__ std::int64_t lookback_tile[stages];
+  __shared__ unsigned lookback_epoch[stages];
   __shared__ block::detail::uninitialized_array<Acc, stages> stage_aggregate;
+  // the look-back warp -> the compute warps: the tile's prefix
   __shared__ block::detail::uninitialized_array<Acc, stages> stage_prefix;
   __shared__ bool stage_has_prefix[stages];  // false: tile 0 of an inclusive scan
   // per stage and compute warp: the warp's total, and the reduction of the warps before
@@ -342,7 +348,7 @@ __global__ void __launch_bounds__(ComputeThreads + 64)
     for (int s = 0; s < stages; ++s) {
       mbarrier_init(&full[s], 1);                      // the producer's (+ the copy's bytes)
       mbarrier_init(&empty[s], Tune.compute_threads);  // every compute thread's
-      mbarrier_init(&aggregated[s], 1);                // warp 0's lane 0
+      mbarrier_init(&aggregated[s], 1);                // warp 0's lane 0 (also at the end)
       mbarrier_init(&prefixed[s], 1);                  // the look-back warp's lane 0
     }
     // the initialised barriers are visible to the other threads (and the copy engine)
@@ -403,14 +409,17 @@ __global__ void __launch_bounds__(ComputeThreads + 64)
   }
 
   // ---- the look-back warp ----
+  // It reads only what warp 0 hands it (not the producer's stage_tile, which the producer
+  // writes again once the compute warps are done with a stage: this warp's read of it
+  // would be ordered before that only through the compute warps, a chain that
+  // compute-sanitizer's racecheck reported as a race).
   if (warp_id == warps + 1) {
     for (std::int64_t k = 0;; ++k) {
       const int s = stage_of(k);
-      mbarrier_wait(&full[s], parity_of(k));
-      const std::int64_t tile = stage_tile[s];
-      if (tile < 0) return;
-      const unsigned epoch = stage_epoch[s];
       mbarrier_wait(&aggregated[s], parity_of(k));
+      const std::int64_t tile = lookback_tile[s];
+      if (tile < 0) return;
+      const unsigned epoch = lookback_epoch[s];
       const Acc aggregate = stage_aggregate[s];
       // the block's next tile has landed (or there is none): the compute warps scan it
       // while this warp looks back, and the predecessors have had that long to publish
@@ -427,9 +436,10 @@ __global__ void __launch_bounds__(ComputeThreads + 64)
                                   static_cast<Acc>(op(prefix.value, aggregate)));
         }
       }
+      // The slot's previous prefix (tile k - stages) has been read by every compute
+      // thread once that tile's EMPTY phase is complete (they arrive after reading).
+      if (k >= stages) mbarrier_wait(&empty[s], parity_of(k - stages));
       if (lane == 0) {
-        // written again for tile k + stages, after that tile's AGGREGATED wait, so after
-        // every compute warp has read these (c for tile k precedes a for k + stages)
         stage_prefix[s] = prefix.value;
         stage_has_prefix[s] = prefix.present;
         mbarrier_arrive(&prefixed[s]);
@@ -460,7 +470,14 @@ __global__ void __launch_bounds__(ComputeThreads + 64)
     const int s = stage_of(k);
     mbarrier_wait(&full[s], parity_of(k));
     const std::int64_t tile = stage_tile[s];
-    if (tile < 0) break;
+    if (tile < 0) {
+      // no more tiles: tell the look-back warp
+      if (threadIdx.x == 0) {
+        lookback_tile[s] = -1;
+        mbarrier_arrive(&aggregated[s]);
+      }
+      break;
+    }
     const unsigned epoch = stage_epoch[s];
     vector* staged = stage(s);
     const std::int64_t base = tile * L::tile_items;
@@ -505,8 +522,10 @@ __global__ void __launch_bounds__(ComputeThreads + 64)
             state.descriptors.store(tile, make_tag(epoch, status_aggregate), aggregate);
           }
         }
-        // written again for tile k + stages, after this warp's c for tile k, which waits
-        // until the look-back warp has read it
+        // written again for tile k + stages, after this thread's c for tile k, which waits
+        // until the look-back warp has read them
+        lookback_tile[s] = tile;
+        lookback_epoch[s] = epoch;
         stage_aggregate[s] = aggregate;
         mbarrier_arrive(&aggregated[s]);
       }
