@@ -330,4 +330,17 @@ void replay_captured(cudaStream_t stream, cudaStreamCaptureMode mode, Call call,
   TALLY_TEST_CUDA(cudaGraphDestroy(graph));
 }
 
+// An N-d shape as "(2, 3, 4)" (test messages), and its number of elements.
+inline std::string shape_string(const std::vector<std::int64_t>& shape) {
+  std::string s = "(";
+  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + ")";
+}
+
+inline std::int64_t element_count(const std::vector<std::int64_t>& shape) {
+  std::int64_t t = 1;
+  for (const std::int64_t e : shape) t *= e;
+  return t;
+}
+
 }  // namespace tally_test

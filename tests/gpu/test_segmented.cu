@@ -827,20 +827,6 @@ TEST(SegmentedReduce, Int32MaximumWithInit) {
 
 // ---- batched -------------------------------------------------------------------------------------
 
-std::string shape_string(const std::vector<i64>& shape) {
-  std::ostringstream s;
-  s << "(";
-  for (std::size_t i = 0; i < shape.size(); ++i) s << (i ? ", " : "") << shape[i];
-  s << ")";
-  return s.str();
-}
-
-i64 element_count(const std::vector<i64>& shape) {
-  i64 t = 1;
-  for (const i64 e : shape) t *= e;
-  return t;
-}
-
 enum class batched_form { two_d, span };
 
 // One batched case: `out` (poisoned, or holding h in place) gets the scan of the first

@@ -61,20 +61,6 @@ std::string show(const T& x) {
   return s.str();
 }
 
-std::string shape_string(const std::vector<i64>& shape) {
-  std::ostringstream s;
-  s << "(";
-  for (std::size_t i = 0; i < shape.size(); ++i) s << (i ? ", " : "") << shape[i];
-  s << ")";
-  return s.str();
-}
-
-i64 element_count(const std::vector<i64>& shape) {
-  i64 t = 1;
-  for (const i64 e : shape) t *= e;
-  return t;
-}
-
 using batched_case = std::pair<std::vector<i64>, int>;  // shape, axis
 
 // Every case inclusive and exclusive, with and without options.deterministic, against the

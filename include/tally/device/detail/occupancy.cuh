@@ -2,13 +2,15 @@
 //
 //   current_device        the current device's ordinal (checked against the 64 that
 //                         tally's per-device caches hold)
-//   resident_grid         how many blocks of a kernel the device runs at once
+//   resident_grid         how many blocks of a kernel the device runs at once (with its
+//                         dynamic shared memory)
 //   co_resident_blocks    how many blocks a cooperative launch may take with the
 //                         guarantee that all of them run at once (single_pass_scan.cuh's
 //                         small-n path)
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <string>
 
 #include <cuda_runtime.h>
@@ -29,23 +31,39 @@ inline int current_device(const char* function) {
   return device;
 }
 
-// The number of blocks of `Kernel` (launched with `threads` threads, no dynamic shared
-// memory) that the current device runs at once: SMs x occupancy, cached per device. The
+// The number of blocks of `Kernel` (launched with `threads` threads and `dynamic_shared`
+// bytes of dynamic shared memory) that the current device runs at once: SMs x occupancy,
+// cached per device. A kernel with dynamic shared memory is allowed that much on the
+// device first (cudaFuncSetAttribute, once per device, as the attribute is: without it
+// a kernel gets at most 48 KiB of shared memory, static and dynamic together). A device
+// that cannot hold one block is an error (tally::error), not a grid of 0 blocks. The
 // reductions that use a fixed number of threads (Brent's lemma) launch this many, so
 // their grid, and with it the order of their float additions, depends only on the device
-// and the build: identical from run to run.
+// and the build: identical from run to run. The pipelined scan launches this many
+// persistent blocks (pipelined_scan.cuh).
 template <auto Kernel>
-int resident_grid(int threads, const char* function) {
+int resident_grid(int threads, const char* function, std::size_t dynamic_shared = 0) {
   static std::atomic<int> cache[64] = {};
   const int device = current_device(function);
   int blocks = cache[device].load(std::memory_order_relaxed);
   if (blocks > 0) return blocks;
+  if (dynamic_shared > 0) {
+    TALLY_CUDA_CHECK(cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          static_cast<int>(dynamic_shared)),
+                     function);
+  }
   int sms = 0;
   int per_sm = 0;
   TALLY_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), function);
-  TALLY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, Kernel, threads, 0),
-                   function);
-  blocks = (sms > 0 ? sms : 1) * (per_sm > 0 ? per_sm : 1);
+  TALLY_CUDA_CHECK(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, Kernel, threads, dynamic_shared),
+      function);
+  if (per_sm < 1) {
+    throw tally::error(static_cast<int>(cudaErrorInvalidConfiguration),
+                       std::string("tally::") + function +
+                           ": the device cannot hold one block of the kernel this call needs");
+  }
+  blocks = (sms > 0 ? sms : 1) * per_sm;
   cache[device].store(blocks, std::memory_order_relaxed);
   return blocks;
 }

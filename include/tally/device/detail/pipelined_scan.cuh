@@ -5,12 +5,12 @@
 // its prefix holds its tile and issues no loads; the tile pipeline alone runs at 96-98% of
 // a copy, the look-back scan at 80-89% (docs/perf-notes.md, "Staged tiles" and "The
 // pipelined scan"). Here a block does not wait with empty hands: it publishes a tile's
-// aggregate as soon as the tile is scanned, and asks for that tile's prefix only after it
-// has scanned its NEXT tile, while a third tile's bytes are already on their way.
+// aggregate as soon as the tile is scanned, scans its NEXT tile while a warp of its own
+// looks back for the first one's prefix, and stores the first tile after that.
 //
-// The block: 8 compute warps (256 threads) and one producer warp, persistent (a grid of
-// what the device holds at once, at most one block per tile), with a ring of `Stages`
-// tiles in shared memory.
+// The block: compute warps (8 by default: pipelined_tuning), one producer warp and one
+// look-back warp, persistent (a grid of what the device holds at once, at most one block
+// per tile), with a ring of `stages` tiles in shared memory.
 //   - The producer (one lane) fills the ring in order. For each free stage it draws a
 //     ticket (the tile index: tile_state.cuh), and starts ONE bulk copy of the whole tile
 //     (cp.async.bulk, the Hopper copy engine, TMA) that signals the stage's FULL mbarrier
@@ -21,18 +21,26 @@
 //          across the warp, rows chained), writing each item's warp-local result back to
 //          shared memory ("the write-back scan" below); warp totals to shared memory;
 //          barrier;
-//       b. warp 0: the tile's aggregate from the warp totals; publishes it (look-back) or,
-//          for tile 0, its inclusive value;
-//       c. warp 0: the PREVIOUS tile i-1's prefix (Protocol::prefix_after_aggregate: the
-//          look-back, or the chained scan's wait for its predecessor) and inclusive value,
-//          and its warps' prefixes to shared memory; barrier;
-//       d. all: tile i-1's items behind their warp's prefix, stored to global memory;
-//          each thread then arrives on the stage's EMPTY mbarrier, which lets the
-//          producer refill it.
-//     After the last tile, c and d once more for it.
-// The order of b before c is the point: tile i's successors can see its aggregate while
-// this block still waits for tile i-1's prefix, and by the time it asks, the answer has
-// usually arrived (a tile's scan takes about as long as a look-back round trip).
+//       b. warp 0: the tile's aggregate and the warps' exclusive prefixes within the tile
+//          from the warp totals; publishes the aggregate (look-back) or, for tile 0, its
+//          inclusive value; hands both to the look-back warp (the stage's AGGREGATED
+//          mbarrier);
+//       c. each warp: waits for the PREVIOUS tile i-1's prefix (its PREFIXED mbarrier),
+//          stores its rows of tile i-1 behind it; each thread then arrives on that
+//          stage's EMPTY mbarrier, which lets the producer refill it.
+//     After the last tile, c once more for it.
+//   - The look-back warp takes the tiles in the same order. For tile i: waits for its
+//     index and aggregate (AGGREGATED; warp 0 sends "no tile" there when the compute warps
+//     run out of tiles), then for the block's next tile to land (FULL of the next stage,
+//     or its "no tile" mark); then the prefix (Protocol::prefix_after_aggregate: the
+//     look-back, or the chained scan's wait for its predecessor); publishes the inclusive
+//     value; hands the prefix to the compute warps (PREFIXED).
+// So the look-back for tile i runs while the compute warps scan tile i+1 (a to b), and
+// is usually done when they ask for it (c). Why it waits for the next tile's data first:
+// started right after the tile's own aggregate, the look-back met predecessors that had
+// not published theirs yet and the scan ran at 81% of the copy on an H200 instead of
+// 90% (docs/perf-notes.md, "The look-back warp"). With the look-back in warp 0 between b
+// and c (the version before), every block waited a round trip per tile: 87%.
 //
 // Tickets and the end of a call. A block draws tickets until one is >= tiles, exactly
 // once per block, so a call draws tiles + gridDim.x tickets: the block that draws the
@@ -42,27 +50,39 @@
 // every later tile wait for this block (a first persistent version did that and ran at
 // 40% of the copy: docs/perf-notes.md, "Staged tiles" item 5).
 //
-// Deadlock freedom. A block waits for a prefix only at c, for tiles drawn before its own,
-// so by blocks that are running. Let m be the smallest tile whose aggregate (look-back) or
-// inclusive value (chained) is not published yet. Its block has drawn it, so it is
-// either loading it (the copy lands by itself), or at c for an earlier tile of its own,
-// whose predecessors are all < m and published, or at c for m itself after scanning its
-// next tile (its producer needs nothing but a free stage, which d freed an iteration
-// ago). So m is published eventually, for any number of resident blocks.
+// Deadlock freedom. Inside a block, by induction over its tiles: the look-back warp's
+// waits for tile i need the compute warps to scan tile i and the producer to fill the
+// next stage, and both need only tile i-1's store, which needs only tile i-1's prefix
+// (with two stages the next stage is tile i-1's; with more, earlier tiles'). Between
+// blocks, a look-back waits only for tiles drawn before its own, so by blocks that are
+// running. Let m be the smallest tile whose aggregate (look-back) or inclusive value
+// (chained) is not published yet. Its block has drawn it, so it is loading it (the copy
+// lands by itself), or its compute warps wait in c for an earlier tile of their own,
+// whose look-back needs only tiles < m (published) and the landing of a tile already
+// drawn, or its look-back warp waits for m's predecessors (all published). So m is
+// published eventually, for any number of resident blocks.
 //
-// Memory ordering inside the block: the mbarriers order it. The producer writes the
-// stage's tile index before arriving on FULL (arrive has release semantics at CTA scope;
-// the compute warps' wait acquires), and the bulk copy's bytes are visible to whoever
-// sees the phase complete. The compute threads arrive on EMPTY after their last
-// shared-memory access to the stage, each after a fence.proxy.async: they wrote the stage
-// through the generic proxy (the write-back scan), the next bulk copy writes it through
-// the async proxy, and that fence orders the former before the latter; the producer waits
-// on EMPTY before it starts the copy. Between blocks: the descriptors of tile_state.cuh.
+// Memory ordering inside the block: the mbarriers and the compute warps' barrier order
+// it (arrive has release semantics at CTA scope, the wait acquires). The producer writes
+// the stage's tile index before it arrives on FULL, and the bulk copy's bytes are visible
+// to whoever sees the phase complete. Warp 0 writes the tile index and aggregate, then
+// arrives on AGGREGATED; the look-back warp writes the prefix, then arrives on PREFIXED.
+// The warps' prefixes within a tile, which warp 0 writes in b, are read by every compute
+// warp after the next compute barrier (the next tile's, or one after the last tile). The
+// compute threads arrive on EMPTY after their last shared-memory access to the stage,
+// each after a fence.proxy.async: they wrote the stage through the generic proxy (the
+// write-back scan), the next bulk copy writes it through the async proxy, and that fence
+// orders the former before the latter; the producer waits on EMPTY before it starts the
+// copy. Each per-stage slot is written again only after a barrier or mbarrier wait that
+// directly follows every read of its previous value (the comments at the writes): an
+// order that holds only through a third warp was reported as a race by racecheck.
+// Between blocks: the descriptors of tile_state.cuh.
 //
 // Applies to 16-byte aligned pointers to 4- and 8-byte values (bulk copies need 16-byte
 // aligned addresses). A partial last tile is loaded by the compute threads themselves,
 // padded with x_{n-1} as in single_pass_scan.cuh. Tiles: 256 threads x 8 rows x 16 bytes
-// = 32 KiB, two stages (64 KiB of dynamic shared memory), 3 blocks per SM on an H100.
+// = 32 KiB, two stages (64 KiB of dynamic shared memory), 3 blocks per SM on an H100 or
+// an H200.
 #pragma once
 
 #include <atomic>
@@ -86,40 +106,49 @@ using single_pass::maybe;
 using single_pass::then;
 
 // ---- tuning ------------------------------------------------------------------------------------
-// Measured on an H100 (docs/perf-notes.md, "The pipelined scan"), int32 at 2^28, % of the
-// copy: 8 rows x 2 stages 97.4, 8 x 3 95.2, 12 x 2 96.9, 16 x 3 97.8 (one block per SM,
-// and 4-8 points behind at 2^20-2^22), 8 x 4 90.3, 4 x 4 76.6; double at 2^27: 8 x 2 98.4.
-inline constexpr int compute_threads = 256;
-inline constexpr int kernel_threads = compute_threads + 32;  // + the producer warp
-inline constexpr int rows = 8;
-inline constexpr int stages = 2;
+// A block: `compute_threads` threads that scan (a multiple of 32) plus two warps;
+// tiles of compute_threads x rows x 16 bytes; a ring of `stages` tiles.
+struct pipelined_tuning {
+  int compute_threads;
+  int rows;
+  int stages;
+  // + the producer warp and the look-back warp
+  constexpr int kernel_threads() const { return compute_threads + 64; }
+};
+// Measured (docs/perf-notes.md, "The pipelined scan" and "The look-back warp"), int32 at
+// 2^28, % of the copy. H100, look-back in warp 0: 8 rows x 2 stages 97.4, 8 x 3 95.2,
+// 12 x 2 96.9, 16 x 3 97.8 (one block per SM, and 10 points behind 8 x 2 at 2^20), 8 x 4
+// 90.3, 4 x 4 76.6; double at 2^27: 8 x 2 98.4. H200, look-back warp: 8 x 2 90.1, 9 x 2
+// 91.3 (but 1-3 points behind 8 x 2 at 2^24-2^26, on both GPUs), 6 x 3 (its look-back
+// two tiles behind) 87.5-88.7.
+inline constexpr pipelined_tuning default_tuning{256, 8, 2};
 
 template <class Acc>
 inline constexpr int vec = static_cast<int>(16 / sizeof(Acc));
-template <class Acc>
-using layout = single_pass::layout<compute_threads, rows, vec<Acc>, true>;
+template <class Acc, pipelined_tuning Tune = default_tuning>
+using layout = single_pass::layout<Tune.compute_threads, Tune.rows, vec<Acc>, true>;
 // the same tiles as a single_pass_tuning (for the state's size)
-template <class Acc>
+template <class Acc, pipelined_tuning Tune = default_tuning>
 constexpr single_pass::single_pass_tuning tuning() {
-  return {compute_threads, rows, vec<Acc>};
+  return {Tune.compute_threads, Tune.rows, vec<Acc>};
 }
 
-template <class Acc>
+template <class Acc, pipelined_tuning Tune = default_tuning>
 constexpr std::int64_t tile_items() {
-  return layout<Acc>::tile_items;
+  return layout<Acc, Tune>::tile_items;
 }
 // The public scans' storage query counts the default tiles of single_pass_scan.cuh
 // (single_pass::public_storage_bytes); these tiles must need no more descriptors.
 static_assert(tile_items<float>() >= single_pass::default_single_pass_tuning<float>().tile_items() &&
                   tile_items<double>() >= single_pass::default_single_pass_tuning<double>().tile_items(),
               "the storage query covers the pipelined scan's state");
-template <class Acc>
+template <class Acc, pipelined_tuning Tune = default_tuning>
 constexpr unsigned tile_bytes() {
-  return static_cast<unsigned>(layout<Acc>::tile_items * sizeof(Acc));
+  return static_cast<unsigned>(layout<Acc, Tune>::tile_items * sizeof(Acc));
 }
-template <class Acc>
+template <class Acc, pipelined_tuning Tune = default_tuning>
 constexpr std::size_t ring_bytes() {
-  return static_cast<std::size_t>(stages) * tile_bytes<Acc>();
+  return static_cast<std::size_t>(Tune.stages) * tile_bytes<Acc, Tune>();
 }
 
 // The public look-back and chained scans take this kernel for 16-byte aligned pointers to
@@ -184,8 +213,9 @@ TALLY_DEVICE TALLY_FORCEINLINE void bulk_copy(void* to, const void* from, unsign
       : "memory");
 }
 // The compute warps' own barrier (the producer warp takes no part in it).
+template <int ComputeThreads>
 TALLY_DEVICE TALLY_FORCEINLINE void compute_barrier() {
-  asm volatile("bar.sync 1, %0;" ::"n"(compute_threads) : "memory");
+  asm volatile("bar.sync 1, %0;" ::"n"(ComputeThreads) : "memory");
 }
 
 // ---- the write-back scan of a staged tile -----------------------------------------------------
@@ -269,34 +299,57 @@ TALLY_DEVICE TALLY_FORCEINLINE void store_rows(const single_pass::vector_of<Acc,
 // Protocol: decoupled_lookback's or chained's (publishes_aggregate, prefix_after_aggregate).
 // Hook: single_pass_scan.cuh's test hook, called by the producer right after it drew a
 // tile's ticket (before the tile's copy starts).
-template <class Protocol, bool Deterministic, bool Exclusive, class Acc, class Op, class Hook>
-__global__ void __launch_bounds__(kernel_threads)
+// (The tuning comes as its three numbers: nvcc's kernel stubs take no class-type
+// template arguments.)
+template <class Protocol, bool Deterministic, bool Exclusive, class Acc, class Op, class Hook,
+          int ComputeThreads, int Rows, int Stages>
+__global__ void __launch_bounds__(ComputeThreads + 64)
     pipelined_kernel(const Acc* in, Acc* out, std::int64_t n, std::int64_t tiles,
                      seed_value<Acc, Exclusive> seed, Op op, single_pass::tile_state<Acc> state,
                      Hook hook) {
-  using L = layout<Acc>;
+  constexpr pipelined_tuning Tune{ComputeThreads, Rows, Stages};
+  using L = layout<Acc, Tune>;
+  constexpr int stages = Tune.stages;
+  constexpr int warps = L::warps;  // compute warps
   using vector = single_pass::vector_of<Acc, L::vec>;
   using single_pass::make_tag;
   using single_pass::status_aggregate;
   using single_pass::status_inclusive;
   extern __shared__ __align__(128) unsigned char ring[];  // `stages` tiles
-  __shared__ unsigned long long full[stages];   // a stage's tile has landed
-  __shared__ unsigned long long empty[stages];  // the compute threads are done with a stage
-  __shared__ std::int64_t stage_tile[stages];   // its tile index, -1: no more tiles
-  __shared__ unsigned stage_epoch[stages];      // the call's epoch, from the ticket
-  __shared__ block::detail::uninitialized_array<Acc, L::warps> warp_totals;
-  __shared__ block::detail::uninitialized_array<Acc, L::warps> warp_prefixes;
+  __shared__ unsigned long long full[stages];        // a stage's tile has landed
+  __shared__ unsigned long long empty[stages];       // the compute threads are done with it
+  __shared__ unsigned long long aggregated[stages];  // warp 0 has its aggregate
+  __shared__ unsigned long long prefixed[stages];    // the look-back warp has its prefix
+  __shared__ std::int64_t stage_tile[stages];        // its tile index, -1: no more tiles
+  __shared__ unsigned stage_epoch[stages];           // the call's epoch, from the ticket
+  // warp 0 -> the look-back warp: the tile (-1: no more tiles), its epoch and aggregate
+  __shared__ std::int64_t lookback_tile[stages];
+  __shared__ unsigned lookback_epoch[stages];
+  __shared__ block::detail::uninitialized_array<Acc, stages> stage_aggregate;
+  // the look-back warp -> the compute warps: the tile's prefix
+  __shared__ block::detail::uninitialized_array<Acc, stages> stage_prefix;
+  __shared__ bool stage_has_prefix[stages];  // false: tile 0 of an inclusive scan
+  // per stage and compute warp: the warp's total, and the reduction of the warps before
+  // it in the tile (warp 0's slot unused)
+  __shared__ block::detail::uninitialized_array<Acc, stages * warps> warp_totals;
+  __shared__ block::detail::uninitialized_array<Acc, stages * warps> warp_exclusive;
 
   const int lane = warp::lane_id();
   const int warp_id = static_cast<int>(threadIdx.x) / 32;
   const auto stage = [&](int s) {
-    return reinterpret_cast<vector*>(ring + static_cast<std::size_t>(s) * tile_bytes<Acc>());
+    return reinterpret_cast<vector*>(ring + static_cast<std::size_t>(s) * tile_bytes<Acc, Tune>());
   };
+  // The k-th tile of the block (k = 0, 1, ...) uses stage k % stages, in the (k /
+  // stages)-th phase of its barriers.
+  const auto stage_of = [](std::int64_t k) { return static_cast<int>(k % stages); };
+  const auto parity_of = [](std::int64_t k) { return static_cast<unsigned>((k / stages) & 1); };
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < stages; ++s) {
-      mbarrier_init(&full[s], 1);                  // the producer's arrival (+ the copy's bytes)
-      mbarrier_init(&empty[s], compute_threads);  // every compute thread's
+      mbarrier_init(&full[s], 1);                      // the producer's (+ the copy's bytes)
+      mbarrier_init(&empty[s], Tune.compute_threads);  // every compute thread's
+      mbarrier_init(&aggregated[s], 1);                // warp 0's lane 0 (also at the end)
+      mbarrier_init(&prefixed[s], 1);                  // the look-back warp's lane 0
     }
     // the initialised barriers are visible to the other threads (and the copy engine)
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
@@ -304,12 +357,12 @@ __global__ void __launch_bounds__(kernel_threads)
   __syncthreads();  // nobody uses a barrier before it is initialised
 
   // ---- the producer: one lane ----
-  if (warp_id == L::warps) {
+  if (warp_id == warps) {
     if (lane != 0) return;
     for (std::int64_t k = 0;; ++k) {
-      const int s = static_cast<int>(k % stages);
-      // the (k / stages)-th fill of stage s waits until the previous one's tile is stored
-      if (k >= stages) mbarrier_wait(&empty[s], static_cast<unsigned>((k / stages - 1) & 1));
+      const int s = stage_of(k);
+      // stage s again: wait until the compute threads stored its previous tile
+      if (k >= stages) mbarrier_wait(&empty[s], parity_of(k - stages));
       std::int64_t tile = 0;
       unsigned epoch = 0;
       if (tiles > 1) {
@@ -347,59 +400,84 @@ __global__ void __launch_bounds__(kernel_threads)
       stage_epoch[s] = epoch;
       const std::int64_t base = tile * L::tile_items;
       if (base + L::tile_items <= n) {
-        mbarrier_arrive_expect(&full[s], tile_bytes<Acc>());
-        bulk_copy(stage(s), in + base, tile_bytes<Acc>(), &full[s]);
+        mbarrier_arrive_expect(&full[s], tile_bytes<Acc, Tune>());
+        bulk_copy(stage(s), in + base, tile_bytes<Acc, Tune>(), &full[s]);
       } else {
         mbarrier_arrive(&full[s]);  // a partial tile: the compute threads load it
       }
     }
   }
 
-  // ---- the compute warps ----
-  // the previous tile, waiting for its prefix (its aggregate and warp prefixes in warp 0)
-  std::int64_t previous = -1;
-  unsigned previous_epoch = 0;
-  int previous_stage = 0;
-  Acc previous_aggregate{};
-  Acc previous_warp_exclusive{};
-
-  // steps c and d for the previous tile
-  const auto finish_previous = [&]() {
-    if (warp_id == 0) {
-      maybe<Acc> prefix{previous_aggregate, false};
-      if (previous == 0) {
+  // ---- the look-back warp ----
+  // It reads only what warp 0 hands it (not the producer's stage_tile, which the producer
+  // writes again once the compute warps are done with a stage: this warp's read of it
+  // would be ordered before that only through the compute warps, a chain that
+  // compute-sanitizer's racecheck reported as a race).
+  if (warp_id == warps + 1) {
+    for (std::int64_t k = 0;; ++k) {
+      const int s = stage_of(k);
+      mbarrier_wait(&aggregated[s], parity_of(k));
+      const std::int64_t tile = lookback_tile[s];
+      if (tile < 0) return;
+      const unsigned epoch = lookback_epoch[s];
+      const Acc aggregate = stage_aggregate[s];
+      // the block's next tile has landed (or there is none): the compute warps scan it
+      // while this warp looks back, and the predecessors have had that long to publish
+      mbarrier_wait(&full[stage_of(k + 1)], parity_of(k + 1));
+      maybe<Acc> prefix{aggregate, false};
+      if (tile == 0) {
         if constexpr (Exclusive) prefix = {seed.value, true};
       } else {
-        prefix = {Protocol::template prefix_after_aggregate<Deterministic>(
-                      state.descriptors, previous_epoch, previous, previous_aggregate, op),
+        prefix = {Protocol::template prefix_after_aggregate<Deterministic>(state.descriptors, epoch,
+                                                                           tile, aggregate, op),
                   true};
         if (lane == 0) {
-          state.descriptors.store(previous, make_tag(previous_epoch, status_inclusive),
-                                  static_cast<Acc>(op(prefix.value, previous_aggregate)));
+          state.descriptors.store(tile, make_tag(epoch, status_inclusive),
+                                  static_cast<Acc>(op(prefix.value, aggregate)));
         }
       }
-      if (lane < L::warps) {
-        const maybe<Acc> p = lane == 0 ? prefix : then(prefix, previous_warp_exclusive, op);
-        if (p.present) warp_prefixes[lane] = p.value;
+      // The slot's previous prefix (tile k - stages) has been read by every compute
+      // thread once that tile's EMPTY phase is complete (they arrive after reading).
+      if (k >= stages) mbarrier_wait(&empty[s], parity_of(k - stages));
+      if (lane == 0) {
+        stage_prefix[s] = prefix.value;
+        stage_has_prefix[s] = prefix.present;
+        mbarrier_arrive(&prefixed[s]);
       }
     }
-    compute_barrier();  // the warp prefixes are stored before any warp reads them
-    const bool has_prefix = Exclusive || previous > 0 || warp_id > 0;
-    const maybe<Acc> warp_prefix{has_prefix ? warp_prefixes[warp_id] : Acc{}, has_prefix};
-    store_rows<L, Exclusive>(stage(previous_stage), out, previous * L::tile_items, n, warp_id, lane,
-                             warp_prefix, op);
+  }
+
+  // ---- the compute warps ----
+  // step c for the block's k-th tile: its prefix, then the warp's rows behind it
+  const auto store_tile = [&](std::int64_t k, std::int64_t tile) {
+    const int s = stage_of(k);
+    mbarrier_wait(&prefixed[s], parity_of(k));
+    const maybe<Acc> prefix{stage_prefix[s], stage_has_prefix[s]};
+    const maybe<Acc> warp_prefix =
+        warp_id == 0 ? prefix : then(prefix, warp_exclusive[s * warps + warp_id], op);
+    store_rows<L, Exclusive>(stage(s), out, tile * L::tile_items, n, warp_id, lane, warp_prefix,
+                             op);
     // This thread is done with the stage. It wrote it through the generic proxy (the
     // write-back scan), the next bulk copy writes it through the async proxy: the proxy
     // fence, by the writing thread before the release (the arrival), orders the two.
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-    mbarrier_arrive(&empty[previous_stage]);
+    mbarrier_arrive(&empty[s]);
   };
 
-  for (std::int64_t i = 0;; ++i) {
-    const int s = static_cast<int>(i % stages);
-    mbarrier_wait(&full[s], static_cast<unsigned>((i / stages) & 1));
+  std::int64_t previous = -1;  // the previous tile, waiting for its prefix
+  std::int64_t k = 0;
+  for (;; ++k) {
+    const int s = stage_of(k);
+    mbarrier_wait(&full[s], parity_of(k));
     const std::int64_t tile = stage_tile[s];
-    if (tile < 0) break;
+    if (tile < 0) {
+      // no more tiles: tell the look-back warp
+      if (threadIdx.x == 0) {
+        lookback_tile[s] = -1;
+        mbarrier_arrive(&aggregated[s]);
+      }
+      break;
+    }
     const unsigned epoch = stage_epoch[s];
     vector* staged = stage(s);
     const std::int64_t base = tile * L::tile_items;
@@ -410,95 +488,76 @@ __global__ void __launch_bounds__(kernel_threads)
         const int v = single_pass::staged_index<L>(warp_id, lane, r);
         vector items;
 #pragma unroll
-        for (int k = 0; k < L::vec; ++k) {
-          const std::int64_t j = base + static_cast<std::int64_t>(v) * L::vec + k;
-          items.v[k] = in[j < n ? j : n - 1];
+        for (int j = 0; j < L::vec; ++j) {
+          const std::int64_t e = base + static_cast<std::int64_t>(v) * L::vec + j;
+          items.v[j] = in[e < n ? e : n - 1];
         }
         staged[v] = items;
       }
     }
 
-    // a. the write-back scan; warp totals
+    // a. the write-back scan; warp totals (this stage's slots: written again for tile k +
+    //    stages, after the barrier of tile k + 1, which warp 0 passes after reading these)
     const Acc warp_total = scan_rows<L, Exclusive>(staged, warp_id, lane, op);
-    if (lane == 0) warp_totals[warp_id] = warp_total;
-    compute_barrier();  // the warp totals are stored before warp 0 reads them
+    if (lane == 0) warp_totals[s * warps + warp_id] = warp_total;
+    compute_barrier<Tune.compute_threads>();  // the warp totals are stored before warp 0 reads them
 
-    // b. the aggregate, published at once
-    Acc aggregate{};
-    Acc warp_exclusive{};
+    // b. the aggregate, published at once; the warps' prefixes within the tile (written
+    //    again for tile k + stages, after the barrier of that tile, which every warp
+    //    passes after its c for tile k)
     if (warp_id == 0) {
       // lanes past the last warp scan copies of the last total (defined padding)
-      const Acc total = warp_totals[lane < L::warps ? lane : L::warps - 1];
+      const Acc total = warp_totals[s * warps + (lane < warps ? lane : warps - 1)];
       const Acc warp_inclusive = warp::inclusive_scan(total, op);
-      aggregate = warp::shuffle_index(warp_inclusive, L::warps - 1);
-      warp_exclusive = warp::shuffle_up(warp_inclusive, 1u);  // unused in lane 0
-      if (tiles > 1 && lane == 0) {
-        if (tile == 0) {
-          Acc inclusive = aggregate;
-          if constexpr (Exclusive) inclusive = static_cast<Acc>(op(seed.value, aggregate));
-          state.descriptors.store(0, make_tag(epoch, status_inclusive), inclusive);
-        } else if constexpr (Protocol::publishes_aggregate) {
-          state.descriptors.store(tile, make_tag(epoch, status_aggregate), aggregate);
+      const Acc aggregate = warp::shuffle_index(warp_inclusive, warps - 1);
+      const Acc before = warp::shuffle_up(warp_inclusive, 1u);
+      if (lane > 0 && lane < warps) warp_exclusive[s * warps + lane] = before;
+      if (lane == 0) {
+        if (tiles > 1) {
+          if (tile == 0) {
+            Acc inclusive = aggregate;
+            if constexpr (Exclusive) inclusive = static_cast<Acc>(op(seed.value, aggregate));
+            state.descriptors.store(0, make_tag(epoch, status_inclusive), inclusive);
+          } else if constexpr (Protocol::publishes_aggregate) {
+            state.descriptors.store(tile, make_tag(epoch, status_aggregate), aggregate);
+          }
         }
+        // written again for tile k + stages, after this thread's c for tile k, which waits
+        // until the look-back warp has read them
+        lookback_tile[s] = tile;
+        lookback_epoch[s] = epoch;
+        stage_aggregate[s] = aggregate;
+        mbarrier_arrive(&aggregated[s]);
       }
     }
 
-    // c and d for the previous tile. Its barrier also keeps the other warps from writing
-    // the next tile's warp totals before warp 0 has read these (b); the first tile has no
-    // previous one, so it takes the barrier alone. (Without it a block's first aggregate
-    // could read its second tile's totals: compute-sanitizer's racecheck, which slows
-    // some warps down, caught that with wrong results.)
-    if (previous >= 0) {
-      finish_previous();
-    } else {
-      compute_barrier();
-    }
+    // c. the previous tile (its warp prefixes were written in its b, before this tile's
+    //    barrier)
+    if (previous >= 0) store_tile(k - 1, previous);
     previous = tile;
-    previous_epoch = epoch;
-    previous_stage = s;
-    previous_aggregate = aggregate;
-    previous_warp_exclusive = warp_exclusive;
   }
-  if (previous >= 0) finish_previous();
+  // The last tile's warp prefixes were written after the last barrier: one more, before
+  // the warps read them. (They are also ordered through the look-back warp, AGGREGATED
+  // then PREFIXED, but compute-sanitizer's racecheck does not follow that chain and
+  // reported it as a race.)
+  compute_barrier<Tune.compute_threads>();
+  if (previous >= 0) store_tile(k - 1, previous);
 }
 
 // ---- the host side ---------------------------------------------------------------------------
-// The kernel's grid on the current device: as many blocks as it holds at once (cached
-// per device; the kernel's ring is set as its dynamic shared memory there first).
-template <class Protocol, bool Deterministic, bool Exclusive, class Acc, class Op, class Hook>
-int resident_blocks(const char* function) {
-  static std::atomic<int> cache[64] = {};
-  const int device = current_device(function);
-  int blocks = cache[device].load(std::memory_order_relaxed);
-  if (blocks > 0) return blocks;
-  constexpr auto kernel = pipelined_kernel<Protocol, Deterministic, Exclusive, Acc, Op, Hook>;
-  TALLY_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        static_cast<int>(ring_bytes<Acc>())),
-                   function);
-  int sms = 0;
-  int per_sm = 0;
-  TALLY_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), function);
-  TALLY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kernel_threads,
-                                                                 ring_bytes<Acc>()),
-                   function);
-  if (per_sm < 1) {
-    throw tally::error(static_cast<int>(cudaErrorInvalidConfiguration),
-                       std::string("tally::") + function +
-                           ": the device cannot hold one block of the pipelined scan");
-  }
-  blocks = (sms > 0 ? sms : 1) * per_sm;
-  cache[device].store(blocks, std::memory_order_relaxed);
-  return blocks;
-}
-
-template <class Protocol, bool Deterministic, bool Exclusive, class Acc, class Op, class Hook>
+template <class Protocol, bool Deterministic, bool Exclusive, class Acc, class Op, class Hook,
+          pipelined_tuning Tune = default_tuning>
 void launch(const char* function, const Acc* in, Acc* out, std::int64_t n, std::int64_t tiles,
             seed_value<Acc, Exclusive> seed, Op op, single_pass::tile_state<Acc> state, Hook hook,
             cudaStream_t stream) {
-  const int resident = resident_blocks<Protocol, Deterministic, Exclusive, Acc, Op, Hook>(function);
+  constexpr auto kernel = pipelined_kernel<Protocol, Deterministic, Exclusive, Acc, Op, Hook,
+                                           Tune.compute_threads, Tune.rows, Tune.stages>;
+  // persistent blocks: as many as the device holds at once, at most one a tile
+  const int resident =
+      resident_grid<kernel>(Tune.kernel_threads(), function, ring_bytes<Acc, Tune>());
   const auto grid = static_cast<unsigned>(tiles < resident ? tiles : resident);
-  pipelined_kernel<Protocol, Deterministic, Exclusive, Acc, Op, Hook>
-      <<<grid, kernel_threads, ring_bytes<Acc>(), stream>>>(in, out, n, tiles, seed, op, state, hook);
+  kernel<<<grid, Tune.kernel_threads(), ring_bytes<Acc, Tune>(), stream>>>(in, out, n, tiles, seed,
+                                                                          op, state, hook);
   TALLY_CUDA_CHECK_LAUNCH("pipelined_kernel", function);
 }
 
@@ -514,15 +573,10 @@ void scan(const char* function, const char* storage_query, const Acc* in, Acc* o
   single_pass::with_call_state<Acc, tuning<Acc>()>(
       function, storage_query, n, o, promised_storage,
       [&](std::int64_t tiles, single_pass::tile_state<Acc> state) {
-        if constexpr (Protocol::has_deterministic_mode && !single_pass::exact_values<Acc>::value) {
-          if (o.deterministic) {
-            launch<Protocol, true, Exclusive>(function, in, out, n, tiles, seed, op, state, hook,
-                                              o.stream);
-            return;
-          }
-        }
-        launch<Protocol, false, Exclusive>(function, in, out, n, tiles, seed, op, state, hook,
-                                           o.stream);
+        single_pass::with_determinism<Protocol, Acc>(o.deterministic, [&](auto mode) {
+          launch<Protocol, decltype(mode)::value, Exclusive>(function, in, out, n, tiles, seed, op,
+                                                             state, hook, o.stream);
+        });
       });
 }
 

@@ -254,8 +254,8 @@ TALLY_DEVICE TALLY_FORCEINLINE void store_row(Out out, std::int64_t base, std::i
 // tile is staged with ordinary loads (padded as in load_tile).
 // Measured (H200, docs/perf-notes.md): int32 at 2^28 from 77 to 79% of the copy, double
 // at 2^27 from 74 to 82%. The look-back's wait itself is unchanged: hiding it is what
-// the pipelined scan of the large scans does (pipelined_scan.cuh; there the write-back
-// scan below replaces the second scan of step 5).
+// the pipelined scan of the large scans does (pipelined_scan.cuh; there a write-back
+// scan of each row replaces the second scan of step 5).
 //
 // A tile staged in shared memory, or none (the tile in registers).
 enum class staging { none, rescan };
@@ -706,22 +706,30 @@ void launch_layout(const char* function, In in, Out out, std::int64_t n, std::in
   }
 }
 
-// The deterministic kernel only where it differs: a protocol with a deterministic mode
-// of its own (look-back; the chained scan always is) and values that are not exact.
+// Calls launch(std::bool_constant<Deterministic>{}) with the kernel to take: the
+// deterministic one only where it differs, for a protocol with a deterministic mode of
+// its own (look-back; the chained scan always is) and values that are not exact. Both
+// single-pass kernels (this one and pipelined_scan.cuh's) choose through it.
+template <class Protocol, class Acc, class Launch>
+void with_determinism(bool deterministic, Launch&& launch) {
+  if constexpr (Protocol::has_deterministic_mode && !exact_values<Acc>::value) {
+    if (deterministic) {
+      launch(std::true_type{});
+      return;
+    }
+  }
+  launch(std::false_type{});
+}
+
 template <class Protocol, single_pass_tuning Tune, bool Exclusive, bool ByBlock = false, class Acc,
           class In, class Out, class Op, class Hook>
 void launch(const char* function, In in, Out out, std::int64_t n, std::int64_t tiles,
             seed_value<Acc, Exclusive> seed, Op op, tile_state<Acc> state, bool deterministic,
             Hook hook, cudaStream_t stream) {
-  if constexpr (Protocol::has_deterministic_mode && !exact_values<Acc>::value) {
-    if (deterministic) {
-      launch_layout<Protocol, Tune, true, Exclusive, ByBlock>(function, in, out, n, tiles, seed, op,
-                                                              state, hook, stream);
-      return;
-    }
-  }
-  launch_layout<Protocol, Tune, false, Exclusive, ByBlock>(function, in, out, n, tiles, seed, op,
-                                                           state, hook, stream);
+  with_determinism<Protocol, Acc>(deterministic, [&](auto mode) {
+    launch_layout<Protocol, Tune, decltype(mode)::value, Exclusive, ByBlock>(
+        function, in, out, n, tiles, seed, op, state, hook, stream);
+  });
 }
 
 // Calls launch(state) with the tile state of a single-pass kernel of `tiles` tiles of
