@@ -679,15 +679,18 @@ void check_clearing(std::int64_t tiles, std::int64_t tile, std::uint64_t salt, R
   unsigned long long header_after = 0;
   TALLY_TEST_CUDA(cudaMemcpy(&header_after, state_memory.data(), sizeof header_after, cudaMemcpyDeviceToHost));
   EXPECT_EQ(header_after, static_cast<unsigned long long>(epoch + 1) << 32);
-  std::vector<unsigned long long> words(static_cast<std::size_t>(capacity));
+  // tile t's descriptor is the word t * stride (tile_state.cuh); the words between are unused
+  const std::int64_t stride = sp::tile_descriptors<T>::stride;
+  std::vector<unsigned long long> words(static_cast<std::size_t>(capacity * stride));
   TALLY_TEST_CUDA(cudaMemcpy(words.data(), state_memory.data() + tally::detail::storage_alignment,
                              words.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
   for (std::int64_t t = 0; t < capacity; ++t) {
-    const auto tag = static_cast<unsigned>(words[static_cast<std::size_t>(t)] >> 32);
+    const unsigned long long word = words[static_cast<std::size_t>(t * stride)];
+    const auto tag = static_cast<unsigned>(word >> 32);
     if (t < tiles) {
       ASSERT_EQ(sp::status_of(tag, epoch), sp::status_inclusive) << "descriptor " << t;
     } else {
-      ASSERT_EQ(words[static_cast<std::size_t>(t)], 0ull) << "descriptor " << t << " not cleared";
+      ASSERT_EQ(word, 0ull) << "descriptor " << t << " not cleared";
     }
   }
 }

@@ -201,7 +201,8 @@ reduce_pieces<Acc> carve(storage_carver& c, std::int64_t n, int grid, bool with_
       if constexpr (packed_finish_v<Acc, Op>) {
         p.word = c.take<unsigned long long>(1);
       } else {
-        p.state = c.take<unsigned char>(::tally::detail::single_pass::state_bytes<Acc>(grid));
+        p.state = c.take<unsigned char>(
+            ::tally::detail::single_pass::state_bytes<Acc, single_pass::finish_spacing>(grid));
       }
     }
   }
@@ -268,14 +269,18 @@ void launch_single_pass(const char* function, In in, std::int64_t n, Out out, Ac
     }
     single_pass::run(function, in, n, out, init, op, grid, target, stream);
   } else if (in_storage) {
-    TALLY_CUDA_CHECK(cudaMemsetAsync(p.state, 0, sp::state_bytes<Acc>(grid), stream), function);
-    target.state = sp::tile_state<Acc>::at(p.state, grid);
+    TALLY_CUDA_CHECK(
+        cudaMemsetAsync(p.state, 0, sp::state_bytes<Acc, single_pass::finish_spacing>(grid), stream),
+        function);
+    target.state = single_pass::finish_state<Acc>::at(p.state, grid);
     single_pass::run(function, in, n, out, init, op, grid, target, stream);
   } else {
     const auto lease = sp::tile_state_registry::instance().acquire(
-        function, stream, grid, sp::descriptor_format<Acc>,
-        [](std::int64_t capacity) { return sp::state_bytes<Acc>(capacity); });
-    target.state = sp::tile_state<Acc>::at(lease.data, lease.capacity);
+        function, stream, grid, sp::state_layout<Acc, single_pass::finish_spacing>,
+        [](std::int64_t capacity) {
+          return sp::state_bytes<Acc, single_pass::finish_spacing>(capacity);
+        });
+    target.state = single_pass::finish_state<Acc>::at(lease.data, lease.capacity);
     single_pass::run(function, in, n, out, init, op, grid, target, stream);
   }
 }

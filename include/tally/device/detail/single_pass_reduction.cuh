@@ -126,11 +126,17 @@ inline constexpr bool packed_finish_v = std::is_same_v<Op, tally::plus> && std::
 inline constexpr int packed_count_shift = 52;
 
 // Where the blocks meet: the packed word, or (every other operator and type) the tile state
-// of the single-pass scans (tile_state.cuh: a ticket header and one descriptor per block).
+// of the single-pass scans (tile_state.cuh: a ticket header and one descriptor per block),
+// packed: the finishing block reads all of them at once (tile_state.cuh, spacing).
+inline constexpr ::tally::detail::single_pass::spacing finish_spacing =
+    ::tally::detail::single_pass::spacing::packed;
+template <class Acc>
+using finish_state = ::tally::detail::single_pass::tile_state<Acc, finish_spacing>;
+
 template <class Acc>
 struct finish_target {
-  unsigned long long* word = nullptr;            // packed finish: 0 at launch, left 0
-  ::tally::detail::single_pass::tile_state<Acc> state{};  // descriptor finish
+  unsigned long long* word = nullptr;  // packed finish: 0 at launch, left 0
+  finish_state<Acc> state{};           // descriptor finish
 };
 
 template <class Acc, int Threads>

@@ -737,30 +737,31 @@ void launch(const char* function, In in, Out out, std::int64_t n, std::int64_t t
 // storage (options.storage, at least `caller_bytes`) or, while a graph is being captured,
 // in a call-owned allocation, zeroed by a memset first; otherwise the stream's reusable
 // buffer (tile_state_registry). The segmented scans over offsets run their own kernel on
-// the same state (segmented_offsets.cuh).
-template <class Acc, class Launch>
+// the same state (segmented_offsets.cuh), the batched scans theirs on a packed one
+// (strided_scan.cuh: S, tile_state.cuh).
+template <class Acc, spacing S = spacing::one_per_line, class Launch>
 void with_tile_state(const char* function, const char* storage_query, std::int64_t tiles,
                      std::size_t caller_bytes, const options& o, Launch&& launch) {
   if (tiles == 1) {
-    launch(tile_state<Acc>{});
+    launch(tile_state<Acc, S>{});
     return;
   }
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   TALLY_CUDA_CHECK(cudaStreamIsCapturing(o.stream, &capture), function);
   if (o.storage.data != nullptr || capture != cudaStreamCaptureStatusNone) {
     const std::size_t needed =
-        o.storage.data != nullptr ? caller_bytes : state_bytes<Acc>(tiles) + storage_alignment;
+        o.storage.data != nullptr ? caller_bytes : state_bytes<Acc, S>(tiles) + storage_alignment;
     scoped_storage storage(function, storage_query, o.storage.data, o.storage.bytes, needed,
                            o.stream);
-    TALLY_CUDA_CHECK(cudaMemsetAsync(storage.aligned(), 0, state_bytes<Acc>(tiles), o.stream),
+    TALLY_CUDA_CHECK(cudaMemsetAsync(storage.aligned(), 0, state_bytes<Acc, S>(tiles), o.stream),
                      function);
-    launch(tile_state<Acc>::at(storage.aligned(), tiles));
+    launch(tile_state<Acc, S>::at(storage.aligned(), tiles));
     return;
   }
   const auto lease = tile_state_registry::instance().acquire(
-      function, o.stream, tiles, descriptor_format<Acc>,
-      [](std::int64_t capacity) { return state_bytes<Acc>(capacity); });
-  launch(tile_state<Acc>::at(lease.data, lease.capacity));
+      function, o.stream, tiles, state_layout<Acc, S>,
+      [](std::int64_t capacity) { return state_bytes<Acc, S>(capacity); });
+  launch(tile_state<Acc, S>::at(lease.data, lease.capacity));
 }
 
 // Calls launch(tiles, state) for one single-pass call of n >= 1 elements in tiles of

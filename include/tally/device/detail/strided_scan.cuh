@@ -35,7 +35,8 @@
 //   4. threads 0..width-1 (column c = thread) find their column's prefix by look-back
 //   5. every run adds its prefix, the values go back to shared memory and out row by row
 // The descriptors of tile t live at t * width + c (format of tile_state.cuh: epoch tags,
-// the per-stream buffer, no reset between calls). Every tile writes all `width` of them,
+// the per-stream buffer, no reset between calls), packed: a look-back reads `width`
+// neighbouring descriptors in one load (tile_state.cuh, spacing). Every tile writes all `width` of them,
 // unused columns included, so that every descriptor below tiles * width carries this
 // call's epoch (the clearing rule of tile_state.cuh).
 #pragma once
@@ -58,6 +59,10 @@ namespace tally::detail::strided {
 inline constexpr int threads = 256;
 using single_pass::maybe;
 using single_pass::then;
+// the columns' descriptors, packed (the header)
+inline constexpr single_pass::spacing columns_spacing = single_pass::spacing::packed;
+template <class Acc>
+using column_state = single_pass::tile_state<Acc, columns_spacing>;
 
 // Rows per thread run: 32 4-byte values (a 32 KiB tile), 16 8-byte ones, ... at least 1.
 template <class Acc>
@@ -108,7 +113,7 @@ struct tile_place {
 };
 
 template <class Acc>
-TALLY_DEVICE TALLY_FORCEINLINE tile_place place_tile(const single_pass::tile_state<Acc>& state,
+TALLY_DEVICE TALLY_FORCEINLINE tile_place place_tile(const column_state<Acc>& state,
                                                      bool lookback, std::int64_t tiles,
                                                      std::int64_t chains, std::int64_t groups,
                                                      std::int64_t& shared_tile,
@@ -133,7 +138,7 @@ TALLY_DEVICE TALLY_FORCEINLINE tile_place place_tile(const single_pass::tile_sta
 
 // Every 2^29 calls: zero the descriptors past this call's `used` (tile_state.cuh).
 template <class Acc>
-TALLY_DEVICE TALLY_FORCEINLINE void clear_unused(const single_pass::tile_state<Acc>& state, bool lookback,
+TALLY_DEVICE TALLY_FORCEINLINE void clear_unused(const column_state<Acc>& state, bool lookback,
                                                  const tile_place& p, std::int64_t tiles,
                                                  std::int64_t used) {
   if (lookback && single_pass::is_clearing_epoch(p.epoch)) {
@@ -146,7 +151,7 @@ TALLY_DEVICE TALLY_FORCEINLINE void clear_unused(const single_pass::tile_state<A
 template <int Items, bool Exclusive, class Acc, class In, class Out, class Op>
 __global__ void __launch_bounds__(threads)
     strided_kernel(In in, Out out, geometry g, seed_value<Acc, Exclusive> seed, Op op,
-                   single_pass::tile_state<Acc> state, bool deterministic) {
+                   column_state<Acc> state, bool deterministic) {
   using single_pass::status_aggregate;
   using single_pass::status_inclusive;
   using single_pass::tile_status;
@@ -388,7 +393,7 @@ column_geometry make_column_geometry(std::int64_t outer, std::int64_t len, std::
 template <bool Exclusive, class Acc, class Op>
 __global__ void __launch_bounds__(threads)
     columns_kernel(const Acc* in, Acc* out, column_geometry g, seed_value<Acc, Exclusive> seed,
-                   Op op, single_pass::tile_state<Acc> state, bool deterministic) {
+                   Op op, column_state<Acc> state, bool deterministic) {
   using single_pass::status_aggregate;
   using single_pass::status_inclusive;
   using single_pass::tile_status;
@@ -638,16 +643,16 @@ void columns(const char* function, const Acc* in, Acc* out, std::int64_t outer, 
              std::int64_t inner, seed_value<Acc, Exclusive> seed, Op op, const options& o) {
   const column_geometry g = make_column_geometry<Acc>(outer, len, inner, column_words<Acc>(len));
   if (g.tiles > 0x7fffffff) throw_invalid(function, "shape", "needs more than 2^31 - 1 tiles");
-  auto launch = [&](single_pass::tile_state<Acc> state) {
+  auto launch = [&](column_state<Acc> state) {
     columns_kernel<Exclusive, Acc><<<static_cast<unsigned>(g.tiles), threads, 0, o.stream>>>(
         in, out, g, seed, op, state, o.deterministic);
     TALLY_CUDA_CHECK_LAUNCH("columns_kernel", function);
   };
   if (g.chunks == 1) {
-    launch(single_pass::tile_state<Acc>{});  // no look-back: no descriptors
+    launch(column_state<Acc>{});  // no look-back: no descriptors
     return;
   }
-  single_pass::with_tile_state<Acc>(function, "(none: batched scans take no caller storage)",
+  single_pass::with_tile_state<Acc, columns_spacing>(function, "(none: batched scans take no caller storage)",
                                     g.tiles * g.width, 0, o, launch);
 }
 
@@ -680,13 +685,13 @@ void scan(const char* function, In in, Out out, std::int64_t outer, std::int64_t
     throw_invalid(function, "shape", "needs more than 2^31 - 1 tiles");
   }
   const auto grid = static_cast<unsigned>(g.tiles);
-  auto launch = [&](single_pass::tile_state<Acc> state) {
+  auto launch = [&](column_state<Acc> state) {
     strided_kernel<Items, Exclusive, Acc><<<grid, threads, 0, o.stream>>>(in, out, g, seed, op, state,
                                                                          o.deterministic);
     TALLY_CUDA_CHECK_LAUNCH("strided_kernel", function);
   };
   if (g.chunks == 1) {
-    launch(single_pass::tile_state<Acc>{});
+    launch(column_state<Acc>{});
     return;
   }
   const std::int64_t descriptors = g.tiles * g.width;
@@ -694,16 +699,16 @@ void scan(const char* function, In in, Out out, std::int64_t outer, std::int64_t
   TALLY_CUDA_CHECK(cudaStreamIsCapturing(o.stream, &capture), function);
   if (capture != cudaStreamCaptureStatusNone) {
     // While capturing a graph: a state of the call's own, zeroed, as single_pass::scan does.
-    const std::size_t bytes = single_pass::state_bytes<Acc>(descriptors);
+    const std::size_t bytes = single_pass::state_bytes<Acc, columns_spacing>(descriptors);
     scoped_storage storage(function, "", nullptr, 0, bytes + storage_alignment, o.stream);
     TALLY_CUDA_CHECK(cudaMemsetAsync(storage.aligned(), 0, bytes, o.stream), function);
-    launch(single_pass::tile_state<Acc>::at(storage.aligned(), descriptors));
+    launch(column_state<Acc>::at(storage.aligned(), descriptors));
     return;
   }
   const auto lease = single_pass::tile_state_registry::instance().acquire(
-      function, o.stream, descriptors, single_pass::descriptor_format<Acc>,
-      [](std::int64_t capacity) { return single_pass::state_bytes<Acc>(capacity); });
-  launch(single_pass::tile_state<Acc>::at(lease.data, lease.capacity));
+      function, o.stream, descriptors, single_pass::state_layout<Acc, columns_spacing>,
+      [](std::int64_t capacity) { return single_pass::state_bytes<Acc, columns_spacing>(capacity); });
+  launch(column_state<Acc>::at(lease.data, lease.capacity));
 }
 
 }  // namespace tally::detail::strided

@@ -30,7 +30,8 @@
 // Descriptor formats, by the size of the accumulator (Merrill & Garland 2016, sec. 4.4:
 // status and value in one word where they fit, so one load sees both consistently):
 //   <= 4 bytes  one 8-byte word: tag in the high half, the value's bits in the low half;
-//               written and read with single 8-byte relaxed accesses.
+//               written and read with single 8-byte relaxed accesses; one word per
+//               128-byte line (why: at tile_descriptors<T, 4>).
 //   5..8 bytes  one 16-byte word of two 8-byte halves, each (tag << 32 | 32 value bits).
 //               Written with one 16-byte store. The PTX memory model does not promise
 //               that a 16-byte access is single-copy atomic, only each 8-byte half, so a
@@ -44,7 +45,7 @@
 //               pair makes the value visible to whoever sees the tag.
 //
 // Where the state lives (host side, tile_state_registry below):
-//   - by default, in a buffer that tally keeps per (device, stream, descriptor format),
+//   - by default, in a buffer that tally keeps per (device, stream, state layout),
 //     grown when a call needs more tiles (stream-ordered allocation + memset, on that
 //     call only), reused by every later call on the stream: one launch per scan, no
 //     allocation;
@@ -161,16 +162,32 @@ TALLY_DEVICE inline ticket draw_ticket(unsigned long long* header, std::int64_t 
 template <class T>
 inline constexpr int descriptor_format = sizeof(T) <= 4 ? 4 : sizeof(T) <= 8 ? 8 : 16;
 
-template <class T, int Format = descriptor_format<T>>
+// Where the descriptors of format 4 sit: one to a 128-byte line (the single-pass scans,
+// whose tiles in flight all poll the few newest descriptors: tile_descriptors<T, 4>), or
+// packed 16 to a line, for readers that take many neighbouring descriptors in one load
+// (the batched scans' columns, strided_scan.cuh; the reduce's finish,
+// single_pass_reduction.cuh), which would read 16 times the lines spread out. Formats 8
+// and 16 are always packed.
+enum class spacing { one_per_line, packed };
+
+template <class T, spacing S = spacing::one_per_line, int Format = descriptor_format<T>>
 struct tile_descriptors;
 
-// Accumulators of at most 4 bytes: one 8-byte word per tile.
-template <class T>
-struct tile_descriptors<T, 4> {
+// Accumulators of at most 4 bytes: one 8-byte word per tile, alone in a 128-byte line
+// (`stride` words apart). Packed 16 to a line, the descriptors of the few hundred tiles
+// in flight sat in a handful of lines, so one or two L2 slices served every poll and
+// every publish of the whole grid, and the data of every tile passing through those
+// slices waited behind them: one line per descriptor took the pipelined scan of int32 on
+// an H200 from 89.6% to 93.2% of a copy, the deterministic float scan from 83% to 92%
+// (docs/perf-notes.md, "One line per descriptor"). It costs 128 bytes of state per tile
+// (4 MiB at 2^28 int32). The 16-byte descriptors below did not gain from spreading.
+template <class T, spacing S>
+struct tile_descriptors<T, S, 4> {
   static_assert(std::is_trivially_copyable_v<T>, "tile values must be trivially copyable");
-  unsigned long long* words = nullptr;
+  unsigned long long* words = nullptr;  // tile t's descriptor is words[t * stride]
 
-  static constexpr std::size_t bytes_per_tile = 8;
+  static constexpr std::int64_t stride = S == spacing::one_per_line ? 16 : 1;
+  static constexpr std::size_t bytes_per_tile = 8 * stride;
   static tile_descriptors at(unsigned char* p, std::int64_t) {
     return {reinterpret_cast<unsigned long long*>(p)};
   }
@@ -178,20 +195,20 @@ struct tile_descriptors<T, 4> {
   TALLY_DEVICE void store(std::int64_t tile, unsigned tag, const T& value) const {
     unsigned bits = 0;
     memcpy(&bits, &value, sizeof(T));
-    store_relaxed(words + tile, (static_cast<unsigned long long>(tag) << 32) | bits);
+    store_relaxed(words + tile * stride, (static_cast<unsigned long long>(tag) << 32) | bits);
   }
   TALLY_DEVICE tile_status load(std::int64_t tile, unsigned epoch, T& value) const {
-    const unsigned long long w = load_relaxed(words + tile);
+    const unsigned long long w = load_relaxed(words + tile * stride);
     const auto bits = static_cast<unsigned>(w);
     memcpy(&value, &bits, sizeof(T));
     return status_of(static_cast<unsigned>(w >> 32), epoch);
   }
-  TALLY_DEVICE void clear(std::int64_t tile) const { store_relaxed(words + tile, 0ull); }
+  TALLY_DEVICE void clear(std::int64_t tile) const { store_relaxed(words + tile * stride, 0ull); }
 };
 
 // 5 to 8 bytes: one 16-byte word per tile, the tag repeated in each 8-byte half.
-template <class T>
-struct tile_descriptors<T, 8> {
+template <class T, spacing S>
+struct tile_descriptors<T, S, 8> {
   static_assert(std::is_trivially_copyable_v<T>, "tile values must be trivially copyable");
   unsigned long long* words = nullptr;  // two per tile, 16-byte aligned
 
@@ -219,8 +236,8 @@ struct tile_descriptors<T, 8> {
 };
 
 // More than 8 bytes: tags, aggregates and inclusive values in three arrays.
-template <class T>
-struct tile_descriptors<T, 16> {
+template <class T, spacing S>
+struct tile_descriptors<T, S, 16> {
   static_assert(std::is_trivially_copyable_v<T>, "tile values must be trivially copyable");
   unsigned* tags = nullptr;
   T* aggregates = nullptr;
@@ -269,9 +286,9 @@ struct tile_descriptors<T, 16> {
 
 // The bytes of a state for `capacity` tiles: the ticket header (padded to the storage
 // alignment), then the descriptors.
-template <class T>
+template <class T, spacing S = spacing::one_per_line>
 constexpr std::size_t state_bytes(std::int64_t capacity) {
-  using d = tile_descriptors<T>;
+  using d = tile_descriptors<T, S>;
   if constexpr (descriptor_format<T> == 16) {
     return storage_alignment + d::tags_bytes(capacity) + 2 * d::values_bytes(capacity);
   } else {
@@ -279,24 +296,29 @@ constexpr std::size_t state_bytes(std::int64_t capacity) {
   }
 }
 
+// The registry's buffers are told apart by this: one per layout of the tags.
+template <class T, spacing S = spacing::one_per_line>
+inline constexpr int state_layout =
+    descriptor_format<T> == 4 && S == spacing::one_per_line ? 4 * 16 : descriptor_format<T>;
+
 // A view of a state in device memory, as the kernels take it.
-template <class T>
+template <class T, spacing S = spacing::one_per_line>
 struct tile_state {
   unsigned long long* header = nullptr;  // (epoch << 32) | tickets drawn
-  tile_descriptors<T> descriptors{};
+  tile_descriptors<T, S> descriptors{};
   std::int64_t capacity = 0;  // descriptors allocated (>= tiles of the call)
 
   static tile_state at(unsigned char* base, std::int64_t capacity) {
     tile_state s;
     s.header = reinterpret_cast<unsigned long long*>(base);
-    s.descriptors = tile_descriptors<T>::at(base + storage_alignment, capacity);
+    s.descriptors = tile_descriptors<T, S>::at(base + storage_alignment, capacity);
     s.capacity = capacity;
     return s;
   }
 };
 
 // ---- the per-stream state buffers (host) ------------------------------------------------
-// One zero-initialised buffer per (device, stream, descriptor format), grown on demand,
+// One zero-initialised buffer per (device, stream, state layout), grown on demand,
 // never shrunk. The
 // registry lock is held from looking the buffer up until the kernel is enqueued (the
 // caller keeps the returned lease alive until then): a concurrent call on the same
@@ -326,14 +348,16 @@ class tile_state_registry {
   }
 
   // A state of at least `bytes_for(capacity)` bytes for `tiles` tiles on `stream`, for
-  // descriptors of format `format` (descriptor_format<T>). Each format has its own buffer:
+  // descriptors of layout `layout` (state_layout<T, S>). Each layout has its own buffer:
   // the epoch argument needs every tag to sit where the tags of earlier calls sat (an
-  // 8-byte word's value half read as a tag of the split format could match the epoch).
-  // Types of one format share a buffer: tags are at the same places in all of them
-  // (formats 4 and 8: the high half of each word; format 16: the tag array first), and
-  // a buffer too small for a larger type is replaced by a new, zeroed one.
+  // 8-byte word's value half read as a tag of the split format could match the epoch;
+  // and a clearing call clears only the places of its own layout's tags). Types of one
+  // layout share a buffer: tags are at the same places in all of them (formats 4 and 8:
+  // the high half of each word, every `stride`-th word for format 4; format 16: the tag
+  // array first), and a buffer too small for a larger type is replaced by a new, zeroed
+  // one.
   template <class BytesFor>
-  lease acquire(const char* function, cudaStream_t stream, std::int64_t tiles, int format,
+  lease acquire(const char* function, cudaStream_t stream, std::int64_t tiles, int layout,
                 BytesFor bytes_for) {
     int device = 0;
     TALLY_CUDA_CHECK(cudaGetDevice(&device), function);
@@ -344,10 +368,10 @@ class tile_state_registry {
                          std::string("tally::") + function + ": options.stream is not a valid stream");
     }
     lease l{std::unique_lock<std::mutex>(mutex_)};
-    entry* e = find(device, id, format);
+    entry* e = find(device, id, layout);
     if (e == nullptr) {
       if (count_on(device) >= max_buffers) evict_all_but_current(function, device, stream);
-      entries_.push_back(entry{device, id, format, nullptr, 0, 0});
+      entries_.push_back(entry{device, id, layout, nullptr, 0, 0});
       e = &entries_.back();
     }
     std::int64_t capacity = e->capacity > 1024 ? e->capacity : 1024;
@@ -374,15 +398,15 @@ class tile_state_registry {
   struct entry {
     int device;
     unsigned long long stream_id;
-    int format;
+    int layout;
     unsigned char* data;
     std::int64_t capacity;
     std::size_t bytes;
   };
 
-  entry* find(int device, unsigned long long id, int format) {
+  entry* find(int device, unsigned long long id, int layout) {
     for (entry& e : entries_) {
-      if (e.device == device && e.stream_id == id && e.format == format) return &e;
+      if (e.device == device && e.stream_id == id && e.layout == layout) return &e;
     }
     return nullptr;
   }
