@@ -41,10 +41,11 @@
 
 namespace tally::detail::decoupled_lookback {
 
-// Polling. Every tile in flight polls descriptors that live in a few cache lines, all
-// in one L2 slice; polled eagerly, those lines become the bottleneck of the whole scan
+// Polling. Every tile in flight polls the descriptors of the few hundred tiles before it;
+// polled eagerly, the lines that hold them become the bottleneck of the whole scan
 // (docs/perf-notes.md: w32 beat w128, and longer tiles beat shorter ones, because fewer
-// polls reached the hot lines). So, past the first `EagerTiles` tiles (whose
+// polls reached the hot lines; tile_state.cuh puts each 8-byte descriptor in a line of
+// its own for the same reason). So, past the first `EagerTiles` tiles (whose
 // predecessors are few and whose latency is the scan's at small n), a tile waits
 // `InitialDelayNs` after publishing its aggregate before its first poll -- about the time
 // its predecessors need to publish -- and `PollDelayNs` between polls. (CUB's sm90

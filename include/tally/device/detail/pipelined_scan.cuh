@@ -36,7 +36,9 @@
 //     look-back, or the chained scan's wait for its predecessor); publishes the inclusive
 //     value; hands the prefix to the compute warps (PREFIXED).
 // So the look-back for tile i runs while the compute warps scan tile i+1 (a to b), and
-// is usually done when they ask for it (c). Why it waits for the next tile's data first:
+// is mostly done when they ask for it (c): on an H200 they still waited 0.6-0.8 us of a
+// tile's ~8 us for the prefix (docs/perf-notes.md, "One line per descriptor", item 3,
+// measured with packed descriptors). Why it waits for the next tile's data first:
 // started right after the tile's own aggregate, the look-back met predecessors that had
 // not published theirs yet and the scan ran at 81% of the copy on an H200 instead of
 // 90% (docs/perf-notes.md, "The look-back warp"). With the look-back in warp 0 between b
