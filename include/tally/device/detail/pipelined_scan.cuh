@@ -154,11 +154,15 @@ constexpr std::size_t ring_bytes() {
 }
 
 // The public look-back and chained scans take this kernel for 16-byte aligned pointers to
-// 4- and 8-byte values from this many bytes of data on (dispatch.cuh). Measured on an H100
-// against the one-block-per-tile kernel, same process (% of the copy): int32 2^22 (16
-// MiB) 71-76% against 82%, 2^24 (64 MiB) 94% against 81%; double 2^20 (8 MiB) even, 2^24
-// (128 MiB) 96% against 86%. So from 64 MiB; between 16 and 64 MiB was not measured.
-inline constexpr std::int64_t min_bytes = std::int64_t{1} << 26;
+// 4- and 8-byte values from this many bytes of data on (dispatch.cuh). Measured against
+// the one-block-per-tile kernel, same process (% of the copy; docs/perf-notes.md, "Where
+// the pipelined kernel takes over"): H100 int32 2^22 (16 MiB) 71-76% against 82%, 2^24
+// (64 MiB) 94% against 81%; H200 at 16 MiB int32 61% against 68-69%, double 57% against
+// 60%; at 32 MiB int32 73-74% against 69-70%, float 72-73% against 68%, double 71.6%
+// against 67.5% (deterministic 65% against 57%), int64 70-73% against 69-70%. So from 32
+// MiB. (The chained scan switches at the same size, so that the deterministic look-back
+// keeps giving its bits: both kernels fold the same tiles.)
+inline constexpr std::int64_t min_bytes = std::int64_t{1} << 25;
 
 // Whether the public scans take this kernel: pointers to Acc itself of a 4- or 8-byte
 // type, both 16-byte aligned, and at least min_bytes of data.
