@@ -306,10 +306,14 @@ TALLY_DEVICE TALLY_FORCEINLINE void store_rows(const single_pass::vector_of<Acc,
 // Hook: single_pass_scan.cuh's test hook, called by the producer right after it drew a
 // tile's ticket (before the tile's copy starts).
 // (The tuning comes as its three numbers: nvcc's kernel stubs take no class-type
-// template arguments.)
+// template arguments.) Launch bounds: at least 3 blocks per SM, which is what shared
+// memory allows anyway (two 32 KiB stages a block); without the second number ptxas
+// held every instantiation to 48 registers (room for 4 blocks) and the exclusive double
+// scans spilled, 1.5-2 points of the copy behind the inclusive ones; with it they take
+// 64 and none spills (docs/perf-notes.md, session 14).
 template <class Protocol, bool Deterministic, bool Exclusive, class Acc, class Op, class Hook,
           int ComputeThreads, int Rows, int Stages>
-__global__ void __launch_bounds__(ComputeThreads + 64)
+__global__ void __launch_bounds__(ComputeThreads + 64, 3)
     pipelined_kernel(const Acc* in, Acc* out, std::int64_t n, std::int64_t tiles,
                      seed_value<Acc, Exclusive> seed, Op op, single_pass::tile_state<Acc> state,
                      Hook hook) {
