@@ -108,12 +108,18 @@ std::vector<std::int64_t> reduce_sizes(std::int64_t max_n) {
   const std::int64_t single_block =
       tally::detail::reduction::reduce_tuning::single_block_max_bytes / static_cast<std::int64_t>(sizeof(T));
   std::set<std::int64_t> s(v.begin(), v.end());
-  // where the single pass's grid reaches its cap (threads x finish_reads blocks of one
-  // vector step, `tile`, each), just below and above
-  const std::int64_t capped = tile * tally::detail::reduction::reduce_tuning::threads *
-                              tally::detail::reduction::reduce_tuning::finish_reads;
+  // where the single pass's grid reaches 2 x threads blocks of one vector step (`tile`)
+  // each, and where it turns to blocks_per_sm blocks on every SM (single_pass_reduction.cuh,
+  // grid()), just below and above
+  using tuning = tally::detail::reduction::reduce_tuning;
+  const std::int64_t capped = tile * 2 * tuning::threads;
+  const std::int64_t even_blocks =
+      std::min<std::int64_t>(std::int64_t{tuning::blocks_per_sm} * tally::detail::multiprocessors("test"),
+                             std::int64_t{tuning::threads} * tuning::finish_reads);
+  const std::int64_t even = tile * tuning::even_grid_min_steps * even_blocks;
   for (std::int64_t k : {single_block - 1, single_block, single_block + 1, std::int64_t{1000},
-                         std::int64_t{1000000}, std::int64_t{1} << 20, capped - 1, capped + 1}) {
+                         std::int64_t{1000000}, std::int64_t{1} << 20, capped - 1, capped + 1,
+                         even - 1, even}) {
     if (k >= 0 && k <= max_n) s.insert(k);
   }
   return std::vector<std::int64_t>(s.begin(), s.end());

@@ -4,6 +4,7 @@
 //                         tally's per-device caches hold)
 //   resident_grid         how many blocks of a kernel the device runs at once (with its
 //                         dynamic shared memory)
+//   multiprocessors       the device's SM count (the single-pass reduce's grid)
 //   co_resident_blocks    how many blocks a cooperative launch may take with the
 //                         guarantee that all of them run at once (single_pass_scan.cuh's
 //                         small-n path)
@@ -66,6 +67,18 @@ int resident_grid(int threads, const char* function, std::size_t dynamic_shared 
   blocks = (sms > 0 ? sms : 1) * per_sm;
   cache[device].store(blocks, std::memory_order_relaxed);
   return blocks;
+}
+
+// The current device's number of SMs, cached per device.
+inline int multiprocessors(const char* function) {
+  static std::atomic<int> cache[64] = {};
+  const int device = current_device(function);
+  int sms = cache[device].load(std::memory_order_relaxed);
+  if (sms > 0) return sms;
+  TALLY_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), function);
+  sms = sms > 0 ? sms : 1;
+  cache[device].store(sms, std::memory_order_relaxed);
+  return sms;
 }
 
 // The number of blocks a cooperative launch of the small-n scan kernel may take on the

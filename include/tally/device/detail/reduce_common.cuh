@@ -34,9 +34,18 @@ namespace tally::detail::reduction {
 // ---- tuning (first choices, not measured optima: the lead tunes them from GPU runs) ----
 struct reduce_tuning {
   static constexpr int threads = 256;             // every reduction kernel
-  // The single pass's grid is at most threads x finish_reads blocks: each thread of the
-  // finishing block reads that many block totals, all loads issued before any wait.
-  static constexpr int finish_reads = 2;
+  // The single pass's grid (single_pass_reduction.cuh, grid()): inputs of at least
+  // even_grid_min_steps block steps per block run blocks_per_sm blocks on every SM (the
+  // grid-stride shares are then even across SMs: 4 x 132 = 528 blocks read 2^29-2^30
+  // int32 0.3-0.5% faster than 512 on an H200, as fast as 1056); shorter ones at most
+  // threads x 2 blocks (the finishing threads read the totals in pairs; 528 blocks cost
+  // up to 0.25 us at 2^22 floats, where each block takes one or two steps: perf-notes,
+  // session 15). Each thread of the finishing block reads up to finish_reads totals, all
+  // loads issued before any wait, so the grid is at most threads x finish_reads (768:
+  // 4 blocks per SM on GPUs of up to 192 SMs).
+  static constexpr int blocks_per_sm = 4;
+  static constexpr int even_grid_min_steps = 16;
+  static constexpr int finish_reads = 3;
   static constexpr int vectors_per_thread = 4;    // 16-byte loads in flight per thread and step
   static constexpr int scalar_unroll = 4;         // element loads in flight (iterator inputs)
   // The single-pass reduce uses one block (no partials, no counter) up to this many

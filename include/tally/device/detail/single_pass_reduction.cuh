@@ -5,7 +5,7 @@
 // folded into the first, after the "threadfence reduction" of the CUDA programming guide
 // (memory fence functions; NVIDIA CUDA samples, threadFenceReduction): every block
 // publishes its total and takes a ticket from an atomic counter; the block that draws the
-// last ticket reduces the totals in block order and writes init op total.
+// last ticket reduces the totals and writes init op total.
 //
 // The finish is where a small reduce spends its time (docs/perf-notes.md, "The single-pass
 // reduce's finish": the fenced version cost about 2.6 us of a 6.9 us reduce of 2^20
@@ -27,11 +27,13 @@
 //   - every other operator takes the consecutive cut (tiles through shared memory, in
 //     order), correct for any associative operator.
 // Small inputs (up to reduce_tuning::single_block_max_bytes) use one block, which writes
-// the result itself: no descriptors, no ticket, no finish.
+// the result itself: no descriptors, no ticket, no finish (one_block_kernel for the
+// strided cut).
 //
 // Deterministic: the cut of the input into blocks and threads depends on n and the
-// device's resident grid only, and the last block combines the totals in block order,
-// whichever block arrives last (the packed finish adds integers, exact in any order).
+// device's resident grid only, and the last block combines the totals in an order fixed by
+// the grid (block order for operators that are not commutative), whichever block arrives
+// last (the packed finish adds integers, exact in any order).
 // Float results are identical run to run on a device.
 #pragma once
 
@@ -167,7 +169,8 @@ TALLY_DEVICE TALLY_FORCEINLINE unsigned long long read_header(const finish_targe
 //                with the last ticket polls the descriptors of all blocks until each
 //                carries this epoch's tag (each was stored before its block's ticket, so
 //                the wait is short and cannot deadlock: every block it waits for has
-//                already run to its ticket), reduces them in block order and writes init
+//                already run to its ticket), reduces them in an order fixed by the grid
+//                (block order where the operator is not commutative) and writes init
 //                op total. No fence: the tag in the descriptor word tells the reader the
 //                value is there (a word read whole, or acquire/release for the split
 //                format). The last ticket opens the next epoch with a plain relaxed store
@@ -228,15 +231,25 @@ TALLY_DEVICE void finish(const Acc& block_total, const Acc& init, Op op, Out out
     if (!s.last) return;  // uniform across the block
     Acc total;
     if constexpr (strided_ok_v<Op, Acc>) {
-      // Thread t reads the totals of blocks t*K .. t*K+K-1 (K = finish_reads; past the grid:
-      // the identity), all K loads issued before it waits on any, then the block reduces
-      // the threads' results in thread order: block order.
+      // Thread t reads the totals of blocks 2t and 2t + 1 and, past 2 x Threads blocks, of
+      // block 2 x Threads + t (and so on: finish_reads slots; past the grid: the identity).
+      // All loads are issued before any is waited for. (The pairs measured about 0.1 us
+      // faster than one total per thread at 4-256 blocks; a thread waiting for more than
+      // two totals one after another, 0.3 us slower: perf-notes, session 15.) The order of
+      // the combination is fixed for a given grid (each thread's slots in order, then the
+      // block reduce in thread order): the operator is commutative here, and floats give
+      // the same bits run to run.
       constexpr int K = reduce_tuning::finish_reads;
+      static_assert(K >= 2, "the finish reads blocks in pairs first");
+      auto block_of = [](int k) {
+        return k < 2 ? 2 * std::int64_t{threadIdx.x} + k
+                     : std::int64_t{k} * Threads + threadIdx.x;
+      };
       Acc v[K];
       bool ready[K];
 #pragma unroll
       for (int k = 0; k < K; ++k) {
-        const std::int64_t b = std::int64_t{threadIdx.x} * K + k;
+        const std::int64_t b = block_of(k);
         ready[k] = b >= blocks;
         if (ready[k]) {
           v[k] = identity<Op, Acc>();
@@ -246,8 +259,7 @@ TALLY_DEVICE void finish(const Acc& block_total, const Acc& init, Op op, Out out
       }
 #pragma unroll
       for (int k = 0; k < K; ++k) {
-        const std::int64_t b = std::int64_t{threadIdx.x} * K + k;
-        while (!ready[k]) ready[k] = f.state.descriptors.load(b, epoch, v[k]) == sp::status_aggregate;
+        while (!ready[k]) ready[k] = f.state.descriptors.load(block_of(k), epoch, v[k]) == sp::status_aggregate;
       }
       Acc mine = v[0];
 #pragma unroll
@@ -268,6 +280,35 @@ TALLY_DEVICE void finish(const Acc& block_total, const Acc& init, Op op, Out out
 }
 
 // ---- the kernels ---------------------------------------------------------------------------
+// One block, strided cut (inputs up to reduce_tuning::single_block_max_bytes): the same
+// per-thread partials as strided_kernel, then only what thread 0 needs. A kernel of its
+// own, without the finish: strided_kernel launched with one block took 0.1-0.25 us longer
+// from 2^10 to 2^13 floats on an H200 (perf-notes, session 15). One barrier: every warp's
+// total is in shared memory before thread 0 combines them in warp order (a fixed order:
+// the same bits run to run).
+template <int Threads, int Vectors, int Unroll, class Acc, class In, class Out, class Op>
+__global__ void __launch_bounds__(Threads)
+    one_block_kernel(In in, std::int64_t n, Out out, Acc init, Op op) {
+  constexpr int warps = Threads / warp::warp_threads;
+  static_assert(Threads % warp::warp_threads == 0 && warps <= warp::warp_threads);
+  __shared__ block::detail::uninitialized_array<Acc, warps> warp_totals;
+  Acc mine;
+  if constexpr (vector_input<In>::value) {
+    mine = vector_thread_partial<Threads, Vectors, Acc>(in, n, op);
+  } else {
+    mine = chunked::strided_thread_partial<Threads, Unroll, Acc>(in, n, op);
+  }
+  mine = warp::reduce(mine, op);
+  if (warp::lane_id() == 0) warp_totals[threadIdx.x / warp::warp_threads] = mine;
+  __syncthreads();  // every warp's total is stored before warp 0 reads them
+  if (threadIdx.x == 0) {  // a few dependent operations: cheaper than a warp's shuffles
+    Acc total = warp_totals[0];
+#pragma unroll
+    for (int w = 1; w < warps; ++w) total = static_cast<Acc>(op(total, warp_totals[w]));
+    *out = static_cast<Acc>(op(init, total));
+  }
+}
+
 template <int Threads, int Vectors, int Unroll, class Acc, class In, class Out, class Op>
 __global__ void __launch_bounds__(Threads)
     strided_kernel(In in, std::int64_t n, Out out, Acc init, Op op, finish_target<Acc> f) {
@@ -337,8 +378,10 @@ constexpr std::int64_t elements_per_block_step() {
   }
 }
 
-// The grid for n >= 1 elements: 1 for small inputs, else no more blocks than the device
-// runs at once, than there are block steps (tiles) of work, or than max_blocks().
+// The grid for n >= 1 elements: 1 for small inputs; for long ones (at least
+// even_grid_min_steps block steps per block) blocks_per_sm blocks on every SM; else as many
+// blocks as there are block steps, at most 2 x threads. Never more than the device runs at
+// once or than max_blocks() (what the finish reads).
 template <class Acc, class In, class Out, class Op>
 int grid(const char* function, std::int64_t n) {
   using element = std::remove_cvref_t<std::iter_value_t<In>>;
@@ -346,9 +389,13 @@ int grid(const char* function, std::int64_t n) {
     return 1;
   }
   constexpr int t = threads<Acc, Op>();
-  const std::int64_t resident = resident_grid<kernel<Acc, In, Out, Op>()>(t, function);
+  const std::int64_t cap = std::min<std::int64_t>(
+      resident_grid<kernel<Acc, In, Out, Op>()>(t, function), max_blocks<Acc, Op>());
   const std::int64_t work = ceil_div(n, elements_per_block_step<Acc, In, Op>());
-  return static_cast<int>(std::min({work, resident, std::int64_t{max_blocks<Acc, Op>()}}));
+  const std::int64_t even =
+      std::min(std::int64_t{reduce_tuning::blocks_per_sm} * multiprocessors(function), cap);
+  if (work >= std::int64_t{reduce_tuning::even_grid_min_steps} * even) return static_cast<int>(even);
+  return static_cast<int>(std::min({work, cap, std::int64_t{2} * t}));
 }
 
 // Reduces n >= 1 elements with `grid_size` blocks (from grid()). With grid_size > 1, the
@@ -356,8 +403,15 @@ int grid(const char* function, std::int64_t n) {
 template <class Acc, class In, class Out, class Op>
 void run(const char* function, In in, std::int64_t n, Out out, Acc init, Op op, int grid_size,
          const finish_target<Acc>& target, cudaStream_t stream) {
-  kernel<Acc, In, Out, Op>()<<<grid_size, threads<Acc, Op>(), 0, stream>>>(in, n, out, init, op,
-                                                                          target);
+  constexpr int t = threads<Acc, Op>();
+  if constexpr (strided_ok_v<Op, Acc>) {
+    if (grid_size == 1) {
+      one_block_kernel<t, vectors, unroll, Acc, In, Out, Op><<<1, t, 0, stream>>>(in, n, out, init, op);
+      TALLY_CUDA_CHECK_LAUNCH("single_pass one-block kernel", function);
+      return;
+    }
+  }
+  kernel<Acc, In, Out, Op>()<<<grid_size, t, 0, stream>>>(in, n, out, init, op, target);
   TALLY_CUDA_CHECK_LAUNCH("single_pass kernel", function);
 }
 
