@@ -108,11 +108,11 @@ std::vector<std::int64_t> reduce_sizes(std::int64_t max_n) {
   const std::int64_t single_block =
       tally::detail::reduction::reduce_tuning::single_block_max_bytes / static_cast<std::int64_t>(sizeof(T));
   std::set<std::int64_t> s(v.begin(), v.end());
-  // where the single pass's grid reaches 2 x threads blocks of one vector step (`tile`)
+  // where the single pass's grid reaches paired_reads x threads blocks of one vector step (`tile`)
   // each, and where it turns to blocks_per_sm blocks on every SM (single_pass_reduction.cuh,
   // grid()), just below and above
   using tuning = tally::detail::reduction::reduce_tuning;
-  const std::int64_t capped = tile * 2 * tuning::threads;
+  const std::int64_t capped = tile * tuning::paired_reads * tuning::threads;
   const std::int64_t even_blocks =
       std::min<std::int64_t>(std::int64_t{tuning::blocks_per_sm} * tally::detail::multiprocessors("test"),
                              std::int64_t{tuning::threads} * tuning::finish_reads);

@@ -718,9 +718,13 @@ TEST(SinglePass, ClearingEpochZeroesStaleDescriptorsPipelined) {
   const std::int64_t tiles = 1000;
   check_clearing(tiles, pl::tile_items<T>(), 92,
                  [&](const T* in, T* out, std::int64_t n, sp::tile_state<T> state) {
-                   pl::launch<lookback_protocol, false, false>(
-                       "clearing test", in, out, n, tiles, tally::detail::seed_value<T, false>{},
-                       tally::plus{}, state, sp::no_stall{}, nullptr);
+                   constexpr auto tune = pl::default_tuning;
+                   using program = pl::plain_tiles<false, T, tally::plus, tune.compute_threads,
+                                                   tune.rows, tune.stages>;
+                   pl::launch<lookback_protocol, false>(
+                       "clearing test",
+                       program{in, out, n, tally::detail::seed_value<T, false>{}, tally::plus{}},
+                       tiles, state, sp::no_stall{}, nullptr);
                  });
 }
 

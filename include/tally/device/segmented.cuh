@@ -72,6 +72,7 @@
 #include "tally/core/segmented.hpp"
 #include "tally/core/shape.hpp"
 #include "tally/device/detail/segmented_offsets.cuh"
+#include "tally/device/detail/segmented_pipelined.cuh"
 #include "tally/device/detail/segmented_scan.cuh"
 #include "tally/device/detail/strided_scan.cuh"
 #include "tally/device/scan.cuh"
@@ -98,19 +99,40 @@ void tile_kernel(const char* function, const Acc* in, Out out, std::int64_t n, S
   }
 }
 
-// The flag forms: the tile kernel for 16-byte aligned pointers to a 4- or 8-byte
-// accumulator type and 16-byte aligned one-byte flags (bool, int8, uint8), which it copies
-// to shared memory beside the values; anything else the pair scan (segmented_scan.cuh).
+// The pipelined kernel of large scans (segmented_pipelined.cuh) with the protocol of
+// options.strategy, where it takes the call (pointers, size, heads); returns whether it
+// did.
+template <bool Exclusive, class Acc, class Heads, class Op>
+bool pipelined_kernel(const char* function, const Acc* in, Acc* out, std::int64_t n, Heads heads,
+                      Acc init, Op op, const options& o) {
+  if (!segmented_pipelined::takes(in, out, n) || !segmented_pipelined::takes_heads(heads)) return false;
+  if (o.strategy == scan_strategy::chained) {
+    segmented_pipelined::scan<chained::protocol, Exclusive>(function, in, out, n, heads, init, op, o);
+  } else {
+    segmented_pipelined::scan<decoupled_lookback::protocol, Exclusive>(function, in, out, n, heads,
+                                                                       init, op, o);
+  }
+  return true;
+}
+
+// The flag forms: for 16-byte aligned pointers to a 4- or 8-byte accumulator type and
+// 16-byte aligned one-byte flags (bool, int8, uint8), the pipelined kernel from
+// segmented_pipelined::min_bytes of values on, else the tile kernel, either copying the
+// flags to shared memory beside the values; anything else the pair scan
+// (segmented_scan.cuh).
 template <bool Exclusive, class Acc, class In, class Flags, class Out, class Op>
 void flags_scan(const char* function, In in, Flags flags, Out out, std::int64_t n, Acc init, Op op,
                 const options& o) {
   if constexpr (segmented_offsets::acc_pointer_v<Acc, In> && segmented_offsets::acc_pointer_v<Acc, Out> &&
                 segmented_offsets::byte_flags_v<Flags>) {
     if (single_pass::aligned_16(in) && single_pass::aligned_16(out) && single_pass::aligned_16(flags)) {
+      const auto* bytes = reinterpret_cast<const unsigned char*>(flags);
+      if (pipelined_kernel<Exclusive>(function, in, out, n, segmented_pipelined::staged_flags{bytes},
+                                      init, op, o)) {
+        return;
+      }
       constexpr auto m = Exclusive ? segmented_offsets::mode::exclusive : segmented_offsets::mode::inclusive;
-      tile_kernel<m>(function, in, out, n,
-                     segmented_offsets::flags_source{reinterpret_cast<const unsigned char*>(flags)},
-                     init, op, o);
+      tile_kernel<m>(function, in, out, n, segmented_offsets::flags_source{bytes}, init, op, o);
       return;
     }
   }
@@ -179,6 +201,22 @@ void reduce(const char* function, In in, std::int64_t n, Offsets offsets, std::i
   gather_ends(function, scanned, n, offsets, num_segments, out, seed, o.stream);
 }
 
+// Segments of len elements (the batched scans along the last axis), 16-byte aligned
+// pointers to a 4- or 8-byte accumulator type: the pipelined kernel from
+// segmented_pipelined::min_bytes of values on (len < 2^31), else the tile kernel, both
+// computing the heads (offsets j * len) instead of reading any.
+template <bool Exclusive, class Acc, class Op>
+void equal_lengths_scan(const char* function, const Acc* in, Acc* out, std::int64_t n, std::int64_t len,
+                        std::int64_t segments, Acc init, Op op, const options& o) {
+  if (pipelined_kernel<Exclusive>(function, in, out, n, segmented_pipelined::equal_lengths{len}, init,
+                                  op, o)) {
+    return;
+  }
+  constexpr auto m = Exclusive ? segmented_offsets::mode::exclusive : segmented_offsets::mode::inclusive;
+  using source = segmented_offsets::offsets_source<segmented_offsets::uniform_offsets>;
+  tile_kernel<m>(function, in, out, n, source{{len}, segments}, init, op, o);
+}
+
 // Two columns of a 4-byte type (inner == 2): the pair of a row is one 8-byte element and
 // the operator applies column by column, so every line pair of a slice is ONE scan over
 // its rows. One slice: the single-pass scan of pairs; several: the tile kernel with
@@ -222,9 +260,7 @@ bool column_pairs(const char* function, const Acc* in, Acc* out, const axis_view
     return true;
   }
   if (!single_pass::aligned_16(in) || !single_pass::aligned_16(out)) return false;
-  constexpr auto m = Exclusive ? segmented_offsets::mode::exclusive : segmented_offsets::mode::inclusive;
-  using source = segmented_offsets::offsets_source<segmented_offsets::uniform_offsets>;
-  tile_kernel<m>(function, pairs_in, pairs_out, rows, source{{v.len}, v.outer}, seed, pair_op, o);
+  equal_lengths_scan<Exclusive>(function, pairs_in, pairs_out, rows, v.len, v.outer, seed, pair_op, o);
   return true;
 }
 
@@ -258,9 +294,7 @@ void batched(const char* function, In in, Out out, const axis_view& v, Acc init,
     // j * len); anything else the pair scan with heads computed per element.
     if constexpr (segmented_offsets::acc_pointer_v<Acc, In> && segmented_offsets::acc_pointer_v<Acc, Out>) {
       if (single_pass::aligned_16(in) && single_pass::aligned_16(out)) {
-        constexpr auto m = Exclusive ? segmented_offsets::mode::exclusive : segmented_offsets::mode::inclusive;
-        using source = segmented_offsets::offsets_source<segmented_offsets::uniform_offsets>;
-        tile_kernel<m>(function, in, out, n, source{{v.len}, v.outer}, init, op, o);
+        equal_lengths_scan<Exclusive>(function, in, out, n, v.len, v.outer, init, op, o);
         return;
       }
     }

@@ -32,6 +32,18 @@ inline int current_device(const char* function) {
   return device;
 }
 
+// The current device's number of SMs, cached per device.
+inline int multiprocessors(const char* function) {
+  static std::atomic<int> cache[64] = {};
+  const int device = current_device(function);
+  int sms = cache[device].load(std::memory_order_relaxed);
+  if (sms > 0) return sms;
+  TALLY_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), function);
+  sms = sms > 0 ? sms : 1;
+  cache[device].store(sms, std::memory_order_relaxed);
+  return sms;
+}
+
 // The number of blocks of `Kernel` (launched with `threads` threads and `dynamic_shared`
 // bytes of dynamic shared memory) that the current device runs at once: SMs x occupancy,
 // cached per device. A kernel with dynamic shared memory is allowed that much on the
@@ -53,9 +65,7 @@ int resident_grid(int threads, const char* function, std::size_t dynamic_shared 
                                           static_cast<int>(dynamic_shared)),
                      function);
   }
-  int sms = 0;
   int per_sm = 0;
-  TALLY_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), function);
   TALLY_CUDA_CHECK(
       cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, Kernel, threads, dynamic_shared),
       function);
@@ -64,21 +74,9 @@ int resident_grid(int threads, const char* function, std::size_t dynamic_shared 
                        std::string("tally::") + function +
                            ": the device cannot hold one block of the kernel this call needs");
   }
-  blocks = (sms > 0 ? sms : 1) * per_sm;
+  blocks = multiprocessors(function) * per_sm;
   cache[device].store(blocks, std::memory_order_relaxed);
   return blocks;
-}
-
-// The current device's number of SMs, cached per device.
-inline int multiprocessors(const char* function) {
-  static std::atomic<int> cache[64] = {};
-  const int device = current_device(function);
-  int sms = cache[device].load(std::memory_order_relaxed);
-  if (sms > 0) return sms;
-  TALLY_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), function);
-  sms = sms > 0 ? sms : 1;
-  cache[device].store(sms, std::memory_order_relaxed);
-  return sms;
 }
 
 // The number of blocks a cooperative launch of the small-n scan kernel may take on the
@@ -93,11 +91,9 @@ inline int co_resident_blocks(const char* function) {
   int blocks = cache[device].load(std::memory_order_relaxed);
   if (blocks != 0) return blocks > 0 ? blocks : 0;
   int cooperative = 0;
-  int sms = 0;
   TALLY_CUDA_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device),
                    function);
-  TALLY_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), function);
-  blocks = cooperative != 0 && sms > 0 ? sms : -1;
+  blocks = cooperative != 0 ? multiprocessors(function) : -1;
   cache[device].store(blocks, std::memory_order_relaxed);
   return blocks > 0 ? blocks : 0;
 }

@@ -80,6 +80,11 @@
 // order that holds only through a third warp was reported as a race by racecheck.
 // Between blocks: the descriptors of tile_state.cuh.
 //
+// What a stage holds and how the compute warps scan and store it is the kernel's TILE
+// PROGRAM ("tile programs" below): the plain scan's values here, (head, value) pairs of
+// the segmented scans by flags and by equal lengths in segmented_pipelined.cuh; the
+// pipeline above is the same for both.
+//
 // Applies to 16-byte aligned pointers to 4- and 8-byte values (bulk copies need 16-byte
 // aligned addresses). A partial last tile is loaded by the compute threads themselves,
 // padded with x_{n-1} as in single_pass_scan.cuh. Tiles: 256 threads x 8 rows x 16 bytes
@@ -301,27 +306,104 @@ TALLY_DEVICE TALLY_FORCEINLINE void store_rows(const single_pass::vector_of<Acc,
   }
 }
 
+// ---- tile programs ------------------------------------------------------------------------------
+// The kernel below runs the pipeline (the producer, the look-back warp, the barriers);
+// a TILE PROGRAM says what a stage holds and how the compute warps scan and store it, so
+// that the segmented scans (segmented_pipelined.cuh) run the same pipeline. Members:
+//   total               the type of a tile's aggregate and of its descriptors
+//   L                   the compute warps' layout (single_pass::layout)
+//   stage_bytes         one stage in shared memory (a multiple of 128)
+//   carry               what a warp keeps from its scan of a tile (a) to its store (c)
+//   n                   the number of elements
+//   combine()           the operator on totals
+//   first_prefix(t)     tile 0's prefix: an exclusive scan's seed, or none (t: defined bits)
+//   copy(stage, base, bar)          a full tile, by the producer: expect its bytes on the
+//                                   stage's FULL barrier and start its bulk copies
+//   load_partial(stage, base, w, l) the partial last tile, by each compute thread: what it
+//                                   reads itself in scan and store
+//   scan(stage, tile, w, l, carry)  step a: warp w's rows, write-back; returns its total
+//   store(stage, tile, w, l, p, carry)  step c: warp w's rows behind its prefix p
+//
+// The plain scan's program: a stage is the tile's values.
+template <bool Exclusive, class Acc, class Op, int ComputeThreads, int Rows, int Stages>
+struct plain_tiles {
+  static constexpr pipelined_tuning tune{ComputeThreads, Rows, Stages};
+  using total = Acc;
+  using L = layout<Acc, tune>;
+  using vector = single_pass::vector_of<Acc, L::vec>;
+  static constexpr unsigned stage_bytes = tile_bytes<Acc, tune>();
+  struct carry {};
+
+  const Acc* in;
+  Acc* out;
+  std::int64_t n;
+  seed_value<Acc, Exclusive> seed;
+  Op op;
+
+  TALLY_DEVICE TALLY_FORCEINLINE Op combine() const { return op; }
+  TALLY_DEVICE TALLY_FORCEINLINE maybe<Acc> first_prefix(const Acc& defined) const {
+    if constexpr (Exclusive) {
+      return {seed.value, true};
+    } else {
+      return {defined, false};
+    }
+  }
+  TALLY_DEVICE TALLY_FORCEINLINE void copy(unsigned char* stage, std::int64_t base,
+                                           unsigned long long* full) const {
+    mbarrier_arrive_expect(full, stage_bytes);
+    bulk_copy(stage, in + base, stage_bytes, full);
+  }
+  // each thread loads the vectors it scans, padded with x_{n-1} as in single_pass_scan.cuh
+  TALLY_DEVICE TALLY_FORCEINLINE void load_partial(unsigned char* stage, std::int64_t base, int warp,
+                                                   int lane) const {
+    auto* staged = reinterpret_cast<vector*>(stage);
+#pragma unroll
+    for (int r = 0; r < L::rows; ++r) {
+      const int v = single_pass::staged_index<L>(warp, lane, r);
+      vector items;
+#pragma unroll
+      for (int j = 0; j < L::vec; ++j) {
+        const std::int64_t e = base + static_cast<std::int64_t>(v) * L::vec + j;
+        items.v[j] = in[e < n ? e : n - 1];
+      }
+      staged[v] = items;
+    }
+  }
+  TALLY_DEVICE TALLY_FORCEINLINE Acc scan(unsigned char* stage, std::int64_t, int warp, int lane,
+                                          carry&) const {
+    Op o = op;
+    return scan_rows<L, Exclusive>(reinterpret_cast<vector*>(stage), warp, lane, o);
+  }
+  TALLY_DEVICE TALLY_FORCEINLINE void store(const unsigned char* stage, std::int64_t tile, int warp,
+                                            int lane, const maybe<Acc>& warp_prefix,
+                                            const carry&) const {
+    Op o = op;
+    store_rows<L, Exclusive>(reinterpret_cast<const vector*>(stage), out, tile * L::tile_items, n,
+                             warp, lane, warp_prefix, o);
+  }
+};
+
 // ---- the kernel --------------------------------------------------------------------------------
 // Protocol: decoupled_lookback's or chained's (publishes_aggregate, prefix_after_aggregate).
-// Hook: single_pass_scan.cuh's test hook, called by the producer right after it drew a
-// tile's ticket (before the tile's copy starts).
-// (The tuning comes as its three numbers: nvcc's kernel stubs take no class-type
-// template arguments.) Launch bounds: at least 3 blocks per SM, which is what shared
-// memory allows anyway (two 32 KiB stages a block); without the second number ptxas
-// held every instantiation to 48 registers (room for 4 blocks) and the exclusive double
-// scans spilled, 1.5-2 points of the copy behind the inclusive ones; with it they take
-// 64 and none spills (docs/perf-notes.md, session 14).
-template <class Protocol, bool Deterministic, bool Exclusive, class Acc, class Op, class Hook,
-          int ComputeThreads, int Rows, int Stages>
-__global__ void __launch_bounds__(ComputeThreads + 64, 3)
-    pipelined_kernel(const Acc* in, Acc* out, std::int64_t n, std::int64_t tiles,
-                     seed_value<Acc, Exclusive> seed, Op op, single_pass::tile_state<Acc> state,
-                     Hook hook) {
-  constexpr pipelined_tuning Tune{ComputeThreads, Rows, Stages};
-  using L = layout<Acc, Tune>;
+// Tiles: the tile program (above). Hook: single_pass_scan.cuh's test hook, called by the
+// producer right after it drew a tile's ticket (before the tile's copy starts).
+// Launch bounds: at least 3 blocks per SM, which is what shared memory allows anyway
+// for the plain scan (two 32 KiB stages a block); without the second number ptxas held
+// every instantiation to 48 registers (room for 4 blocks) and the exclusive double scans
+// spilled, 1.3-1.7 points of the copy behind the inclusive ones; with it they take 64 and
+// none spills (docs/perf-notes.md, session 14).
+template <class Protocol, bool Deterministic, class Tiles, class Hook>
+__global__ void __launch_bounds__(Tiles::tune.kernel_threads(), 3)
+    pipelined_kernel(Tiles program, std::int64_t tiles,
+                     single_pass::tile_state<typename Tiles::total> state, Hook hook) {
+  constexpr pipelined_tuning Tune = Tiles::tune;
+  using L = typename Tiles::L;
+  using Acc = typename Tiles::total;
+  using carry = typename Tiles::carry;
   constexpr int stages = Tune.stages;
   constexpr int warps = L::warps;  // compute warps
-  using vector = single_pass::vector_of<Acc, L::vec>;
+  const std::int64_t n = program.n;
+  auto op = program.combine();  // (the protocol takes it by reference)
   using single_pass::make_tag;
   using single_pass::status_aggregate;
   using single_pass::status_inclusive;
@@ -346,9 +428,7 @@ __global__ void __launch_bounds__(ComputeThreads + 64, 3)
 
   const int lane = warp::lane_id();
   const int warp_id = static_cast<int>(threadIdx.x) / 32;
-  const auto stage = [&](int s) {
-    return reinterpret_cast<vector*>(ring + static_cast<std::size_t>(s) * tile_bytes<Acc, Tune>());
-  };
+  const auto stage = [&](int s) { return ring + static_cast<std::size_t>(s) * Tiles::stage_bytes; };
   // The k-th tile of the block (k = 0, 1, ...) uses stage k % stages, in the (k /
   // stages)-th phase of its barriers.
   const auto stage_of = [](std::int64_t k) { return static_cast<int>(k % stages); };
@@ -410,8 +490,7 @@ __global__ void __launch_bounds__(ComputeThreads + 64, 3)
       stage_epoch[s] = epoch;
       const std::int64_t base = tile * L::tile_items;
       if (base + L::tile_items <= n) {
-        mbarrier_arrive_expect(&full[s], tile_bytes<Acc, Tune>());
-        bulk_copy(stage(s), in + base, tile_bytes<Acc, Tune>(), &full[s]);
+        program.copy(stage(s), base, &full[s]);
       } else {
         mbarrier_arrive(&full[s]);  // a partial tile: the compute threads load it
       }
@@ -436,7 +515,7 @@ __global__ void __launch_bounds__(ComputeThreads + 64, 3)
       mbarrier_wait(&full[stage_of(k + 1)], parity_of(k + 1));
       maybe<Acc> prefix{aggregate, false};
       if (tile == 0) {
-        if constexpr (Exclusive) prefix = {seed.value, true};
+        prefix = program.first_prefix(aggregate);
       } else {
         prefix = {Protocol::template prefix_after_aggregate<Deterministic>(state.descriptors, epoch,
                                                                            tile, aggregate, op),
@@ -459,14 +538,13 @@ __global__ void __launch_bounds__(ComputeThreads + 64, 3)
 
   // ---- the compute warps ----
   // step c for the block's k-th tile: its prefix, then the warp's rows behind it
-  const auto store_tile = [&](std::int64_t k, std::int64_t tile) {
+  const auto store_tile = [&](std::int64_t k, std::int64_t tile, const carry& c) {
     const int s = stage_of(k);
     mbarrier_wait(&prefixed[s], parity_of(k));
     const maybe<Acc> prefix{stage_prefix[s], stage_has_prefix[s]};
     const maybe<Acc> warp_prefix =
         warp_id == 0 ? prefix : then(prefix, warp_exclusive[s * warps + warp_id], op);
-    store_rows<L, Exclusive>(stage(s), out, tile * L::tile_items, n, warp_id, lane, warp_prefix,
-                             op);
+    program.store(stage(s), tile, warp_id, lane, warp_prefix, c);
     // This thread is done with the stage. It wrote it through the generic proxy (the
     // write-back scan), the next bulk copy writes it through the async proxy: the proxy
     // fence, by the writing thread before the release (the arrival), orders the two.
@@ -475,6 +553,7 @@ __global__ void __launch_bounds__(ComputeThreads + 64, 3)
   };
 
   std::int64_t previous = -1;  // the previous tile, waiting for its prefix
+  carry previous_carry{};      // and what this warp kept from its scan
   std::int64_t k = 0;
   for (;; ++k) {
     const int s = stage_of(k);
@@ -489,26 +568,15 @@ __global__ void __launch_bounds__(ComputeThreads + 64, 3)
       break;
     }
     const unsigned epoch = stage_epoch[s];
-    vector* staged = stage(s);
+    unsigned char* staged = stage(s);
     const std::int64_t base = tile * L::tile_items;
-    if (base + L::tile_items > n) {
-      // the partial last tile: each thread loads the vectors it scans, padded with x_{n-1}
-#pragma unroll
-      for (int r = 0; r < L::rows; ++r) {
-        const int v = single_pass::staged_index<L>(warp_id, lane, r);
-        vector items;
-#pragma unroll
-        for (int j = 0; j < L::vec; ++j) {
-          const std::int64_t e = base + static_cast<std::int64_t>(v) * L::vec + j;
-          items.v[j] = in[e < n ? e : n - 1];
-        }
-        staged[v] = items;
-      }
-    }
+    // the partial last tile: each thread loads what it scans (the program pads it)
+    if (base + L::tile_items > n) program.load_partial(staged, base, warp_id, lane);
 
     // a. the write-back scan; warp totals (this stage's slots: written again for tile k +
     //    stages, after the barrier of tile k + 1, which warp 0 passes after reading these)
-    const Acc warp_total = scan_rows<L, Exclusive>(staged, warp_id, lane, op);
+    carry c{};
+    const Acc warp_total = program.scan(staged, tile, warp_id, lane, c);
     if (lane == 0) warp_totals[s * warps + warp_id] = warp_total;
     compute_barrier<Tune.compute_threads>();  // the warp totals are stored before warp 0 reads them
 
@@ -525,8 +593,8 @@ __global__ void __launch_bounds__(ComputeThreads + 64, 3)
       if (lane == 0) {
         if (tiles > 1) {
           if (tile == 0) {
-            Acc inclusive = aggregate;
-            if constexpr (Exclusive) inclusive = static_cast<Acc>(op(seed.value, aggregate));
+            const maybe<Acc> first = program.first_prefix(aggregate);
+            const Acc inclusive = first.present ? static_cast<Acc>(op(first.value, aggregate)) : aggregate;
             state.descriptors.store(0, make_tag(epoch, status_inclusive), inclusive);
           } else if constexpr (Protocol::publishes_aggregate) {
             state.descriptors.store(tile, make_tag(epoch, status_aggregate), aggregate);
@@ -543,31 +611,30 @@ __global__ void __launch_bounds__(ComputeThreads + 64, 3)
 
     // c. the previous tile (its warp prefixes were written in its b, before this tile's
     //    barrier)
-    if (previous >= 0) store_tile(k - 1, previous);
+    if (previous >= 0) store_tile(k - 1, previous, previous_carry);
     previous = tile;
+    previous_carry = c;
   }
   // The last tile's warp prefixes were written after the last barrier: one more, before
   // the warps read them. (They are also ordered through the look-back warp, AGGREGATED
   // then PREFIXED, but compute-sanitizer's racecheck does not follow that chain and
   // reported it as a race.)
   compute_barrier<Tune.compute_threads>();
-  if (previous >= 0) store_tile(k - 1, previous);
+  if (previous >= 0) store_tile(k - 1, previous, previous_carry);
 }
 
 // ---- the host side ---------------------------------------------------------------------------
-template <class Protocol, bool Deterministic, bool Exclusive, class Acc, class Op, class Hook,
-          pipelined_tuning Tune = default_tuning>
-void launch(const char* function, const Acc* in, Acc* out, std::int64_t n, std::int64_t tiles,
-            seed_value<Acc, Exclusive> seed, Op op, single_pass::tile_state<Acc> state, Hook hook,
-            cudaStream_t stream) {
-  constexpr auto kernel = pipelined_kernel<Protocol, Deterministic, Exclusive, Acc, Op, Hook,
-                                           Tune.compute_threads, Tune.rows, Tune.stages>;
-  // persistent blocks: as many as the device holds at once, at most one a tile
-  const int resident =
-      resident_grid<kernel>(Tune.kernel_threads(), function, ring_bytes<Acc, Tune>());
+// One launch of a tile program over `tiles` tiles: persistent blocks, as many as the
+// device holds at once, at most one a tile.
+template <class Protocol, bool Deterministic, class Tiles, class Hook>
+void launch(const char* function, const Tiles& program, std::int64_t tiles,
+            single_pass::tile_state<typename Tiles::total> state, Hook hook, cudaStream_t stream) {
+  constexpr auto kernel = pipelined_kernel<Protocol, Deterministic, Tiles, Hook>;
+  constexpr int threads = Tiles::tune.kernel_threads();
+  constexpr std::size_t ring = static_cast<std::size_t>(Tiles::tune.stages) * Tiles::stage_bytes;
+  const int resident = resident_grid<kernel>(threads, function, ring);
   const auto grid = static_cast<unsigned>(tiles < resident ? tiles : resident);
-  kernel<<<grid, Tune.kernel_threads(), ring_bytes<Acc, Tune>(), stream>>>(in, out, n, tiles, seed,
-                                                                          op, state, hook);
+  kernel<<<grid, threads, ring, stream>>>(program, tiles, state, hook);
   TALLY_CUDA_CHECK_LAUNCH("pipelined_kernel", function);
 }
 
@@ -580,12 +647,14 @@ void scan(const char* function, const char* storage_query, const Acc* in, Acc* o
           std::size_t promised_storage = 0) {
   static_assert(single_pass::vectorisable_v<Acc>, "the pipelined scan takes 4- and 8-byte values");
   if (n == 0) return;
+  using program = plain_tiles<Exclusive, Acc, Op, default_tuning.compute_threads, default_tuning.rows,
+                              default_tuning.stages>;
   single_pass::with_call_state<Acc, tuning<Acc>()>(
       function, storage_query, n, o, promised_storage,
       [&](std::int64_t tiles, single_pass::tile_state<Acc> state) {
         single_pass::with_determinism<Protocol, Acc>(o.deterministic, [&](auto mode) {
-          launch<Protocol, decltype(mode)::value, Exclusive>(function, in, out, n, tiles, seed, op,
-                                                             state, hook, o.stream);
+          launch<Protocol, decltype(mode)::value>(function, program{in, out, n, seed, op}, tiles,
+                                                  state, hook, o.stream);
         });
       });
 }

@@ -46,6 +46,11 @@ struct reduce_tuning {
   static constexpr int blocks_per_sm = 4;
   static constexpr int even_grid_min_steps = 16;
   static constexpr int finish_reads = 3;
+  // The finishing thread t reads the totals of blocks paired_reads x t + k for k <
+  // paired_reads first (consecutive blocks), then, past paired_reads x threads blocks,
+  // k x threads + t for the other slots; shorter inputs take at most paired_reads x threads
+  // blocks.
+  static constexpr int paired_reads = 2;
   static constexpr int vectors_per_thread = 4;    // 16-byte loads in flight per thread and step
   static constexpr int scalar_unroll = 4;         // element loads in flight (iterator inputs)
   // The single-pass reduce uses one block (no partials, no counter) up to this many

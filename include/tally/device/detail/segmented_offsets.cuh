@@ -1,7 +1,10 @@
 // tally/device/detail/segmented_offsets.cuh -- the segmented scans and the segmented reduce
 // over CSR offsets, tile by tile: each tile finds its own segment heads in the offsets.
 // The same kernel serves the scans by one-byte head flags (the flags are copied to the
-// tile's head bytes instead of searched: flags_source below).
+// tile's head bytes instead of searched: flags_source below), by keys, and by equal
+// lengths; from 32 MiB of values on, the flag and equal-length forms take the pipelined
+// kernel instead (segmented_pipelined.cuh), which uses this file's warp functions
+// scan_pair_rows and finish_pair_row.
 //
 // The general path (segmented_scan.cuh) first turns the offsets into a head bitmap (a
 // memset and a kernel over all offsets), then scans (head, value) pairs with the
@@ -226,6 +229,130 @@ TALLY_DEVICE TALLY_FORCEINLINE void read_heads(const unsigned char* heads, int a
   }
 }
 
+// ---- a warp's rows of (head, value) pairs ----------------------------------------------------
+// Step 2 of the kernel below, and step a of the pipelined segmented scan
+// (segmented_pipelined.cuh): warp `warp_id` scans its rows of the staged tile as (head,
+// value) pairs (the flag-augmented operator of core/segmented.hpp) within the lane,
+// across the warp (a segmented log-step scan of the lane totals: lane l takes lane
+// l - d's value only when no lane in between starts a segment), then rows chained, and
+// writes its warp-local inclusive results back to the staged tile. Seeded: each head's
+// value is init op x first (exclusive scans and the reduce). heads_of(r, v, h): the
+// heads of the lane's vector v in row r. Returns the warp's reduction since its last head
+// (of all its items if it has none); warp_head: whether it has a head; first_head: the
+// warp-local index of its first head (L::warp_items if none): only the items before it
+// take the warp's prefix.
+template <class L, bool Seeded, class Acc, class Op, class HeadsOf>
+TALLY_DEVICE TALLY_FORCEINLINE Acc scan_pair_rows(single_pass::vector_of<Acc, L::vec>* tile_values,
+                                                  int warp_id, int lane, const HeadsOf& heads_of,
+                                                  const Acc& init, Op& op, int& first_head,
+                                                  bool& warp_head) {
+  constexpr int Vec = L::vec;
+  Acc warp_total;
+  first_head = L::warp_items;
+  warp_head = false;
+  const unsigned lanes_before = (1u << lane) - 1u;
+#pragma unroll
+  for (int r = 0; r < L::rows; ++r) {
+    const int v = single_pass::staged_index<L>(warp_id, lane, r);
+    Acc x[Vec];
+    single_pass::read_staged_row<L>(tile_values, warp_id, lane, r, x);
+    bool h[Vec];
+    heads_of(r, v, h);
+    if constexpr (Seeded) {
+#pragma unroll
+      for (int k = 0; k < Vec; ++k) x[k] = select_value(h[k], static_cast<Acc>(op(init, x[k])), x[k]);
+    }
+    bool lane_head = h[0];
+    int lane_first = h[0] ? 0 : Vec;  // the lane's first head (Vec: none)
+#pragma unroll
+    for (int k = 1; k < Vec; ++k) {
+      x[k] = select_value(h[k], x[k], static_cast<Acc>(op(x[k - 1], x[k])));
+      lane_first = lane_first == Vec && h[k] ? k : lane_first;
+      lane_head = lane_head || h[k];
+    }
+    const unsigned head_lanes = __ballot_sync(warp::full_mask, lane_head);
+    // the last lane at or before this one that holds a head (-1: none)
+    const int start = 31 - __clz(head_lanes & (lanes_before | (1u << lane)));
+    Acc running = x[Vec - 1];
+#pragma unroll
+    for (int d = 1; d < 32; d *= 2) {
+      const Acc earlier = warp::shuffle_up(running, static_cast<unsigned>(d));
+      running = select_value(lane - d >= (start > 0 ? start : 0),
+                             static_cast<Acc>(op(earlier, running)), running);
+    }
+    const Acc row_total = warp::shuffle_index(running, 31);
+    const Acc before = warp::shuffle_up(running, 1u);  // lane l - 1's result (unused in lane 0)
+    // this lane's prefix within the warp, for its elements before its first head: the
+    // lanes before it (back to their segment's head), behind the rows before r if no
+    // lane before it in this row has a head
+    Acc prefix = before;
+    bool has_prefix = lane > 0;
+    if (r > 0) {
+      const bool carry = (head_lanes & lanes_before) == 0;
+      prefix = select_value(lane > 0,
+                            select_value(carry, static_cast<Acc>(op(warp_total, before)), before),
+                            warp_total);
+      has_prefix = true;
+    }
+    bool seen = false;
+#pragma unroll
+    for (int k = 0; k < Vec; ++k) {
+      seen = seen || h[k];
+      x[k] = select_value(has_prefix && !seen, static_cast<Acc>(op(prefix, x[k])), x[k]);
+    }
+    single_pass::write_staged_row<L>(tile_values, warp_id, lane, r, x);
+    if (r == 0) {
+      warp_total = row_total;
+    } else {
+      warp_total = select_value(head_lanes != 0, row_total, static_cast<Acc>(op(warp_total, row_total)));
+    }
+    if (first_head == L::warp_items && head_lanes != 0) {  // warp-uniform
+      const int head_lane = __ffs(static_cast<int>(head_lanes)) - 1;
+      first_head = r * L::row_items + head_lane * Vec + __shfl_sync(warp::full_mask, lane_first, head_lane);
+    }
+    warp_head = warp_head || head_lanes != 0;
+  }
+  return warp_total;
+}
+
+// A scan's results for the lane's vector in row r, from the warp-local results that
+// scan_pair_rows wrote back (after a barrier or __syncwarp: an exclusive scan reads the
+// element before, another lane's): the warp's prefix goes in front of the items before
+// its first head (has_prefix: there is one). Exclusive: the seeded inclusive value of the
+// element before (the warp's prefix for the warp's first element), init at a head.
+template <class L, bool Exclusive, class Acc, class Op, class HeadsOf>
+TALLY_DEVICE TALLY_FORCEINLINE void finish_pair_row(const single_pass::vector_of<Acc, L::vec>* tile_values,
+                                                    int warp_id, int lane, int r,
+                                                    const HeadsOf& heads_of, const Acc& warp_prefix,
+                                                    bool has_prefix, int first_head, const Acc& init,
+                                                    Op& op, Acc (&x)[L::vec]) {
+  constexpr int Vec = L::vec;
+  const int v = single_pass::staged_index<L>(warp_id, lane, r);
+  single_pass::read_staged_row<L>(tile_values, warp_id, lane, r, x);
+  const int first_i = r * L::row_items + lane * Vec;  // warp-local index of x[0]
+  if constexpr (!Exclusive) {
+#pragma unroll
+    for (int k = 0; k < Vec; ++k) {
+      x[k] = select_value(has_prefix && first_i + k < first_head, static_cast<Acc>(op(warp_prefix, x[k])),
+                          x[k]);
+    }
+  } else {
+    bool h[Vec];
+    heads_of(r, v, h);
+    const Acc* values = reinterpret_cast<const Acc*>(tile_values);
+    Acc earlier = first_i > 0 ? values[v * Vec - 1] : warp_prefix;
+#pragma unroll
+    for (int k = 0; k < Vec; ++k) {
+      const int i = first_i + k;
+      const Acc local = earlier;
+      earlier = x[k];
+      const Acc with_prefix =
+          i > 0 && i - 1 < first_head && has_prefix ? static_cast<Acc>(op(warp_prefix, local)) : local;
+      x[k] = select_value(h[k], init, with_prefix);
+    }
+  }
+}
+
 // ---- the kernel ----------------------------------------------------------------------------
 // In: const Acc*, 16-byte aligned. Out: Acc* (16-byte aligned) for the scans; for the
 // reduce any output iterator of num_segments results. init: the seed of the exclusive
@@ -381,84 +508,16 @@ __global__ void __launch_bounds__(block_threads)
   if (full) asm volatile("cp.async.wait_all;" ::: "memory");  // this thread's copies landed
   __syncthreads();  // every head is marked (or copied) before any warp reads them
 
-  // 2. each warp's rows: (head, value) pairs scanned within the lane, across the warp
-  //    (a segmented log-step scan of the lane totals: lane l takes lane l - d's value
-  //    only when no lane in between starts a segment), then rows chained; the
-  //    warp-local inclusive results go back to the staged tile. `first_head`: the
-  //    warp-local index of the warp's first head (warp_items if none); only the elements
-  //    before it take the warp's prefix in step 5.
-  Acc warp_total;
-  bool warp_head = false;
+  // 2. each warp's rows (scan_pair_rows above). Element 0 starts a segment whatever its
+  //    flag (the flag forms do not read flags[0]; with offsets[0] > 0 it is outside the
+  //    segments, where an extra head changes nothing): written back for step 5, which this
+  //    same thread runs for this vector.
+  if (tile == 0 && threadIdx.x == 0) heads[0] = 1;
   int first_head = L::warp_items;
-  const unsigned lanes_before = (1u << lane) - 1u;
-#pragma unroll
-  for (int r = 0; r < L::rows; ++r) {
-    const int v = single_pass::staged_index<L>(warp_id, lane, r);
-    Acc x[Vec];
-    single_pass::read_staged_row<L>(tile_values, warp_id, lane, r, x);
-    bool h[Vec];
-    read_heads<Vec>(heads, v * Vec, h);
-    if (r == 0 && tile == 0 && v == 0) {
-      // Element 0 starts a segment whatever its flag (the flag forms do not read flags[0];
-      // with offsets[0] > 0 it is outside the segments, where an extra head changes
-      // nothing). Written back for step 5, which this same thread runs for this vector.
-      h[0] = true;
-      heads[0] = 1;
-    }
-    if constexpr (Seeded) {
-#pragma unroll
-      for (int k = 0; k < Vec; ++k) x[k] = select_value(h[k], static_cast<Acc>(op(init, x[k])), x[k]);
-    }
-    bool lane_head = h[0];
-    int lane_first = h[0] ? 0 : Vec;  // the lane's first head (Vec: none)
-#pragma unroll
-    for (int k = 1; k < Vec; ++k) {
-      x[k] = select_value(h[k], x[k], static_cast<Acc>(op(x[k - 1], x[k])));
-      lane_first = lane_first == Vec && h[k] ? k : lane_first;
-      lane_head = lane_head || h[k];
-    }
-    const unsigned head_lanes = __ballot_sync(warp::full_mask, lane_head);
-    // the last lane at or before this one that holds a head (-1: none)
-    const int start = 31 - __clz(head_lanes & (lanes_before | (1u << lane)));
-    Acc running = x[Vec - 1];
-#pragma unroll
-    for (int d = 1; d < 32; d *= 2) {
-      const Acc earlier = warp::shuffle_up(running, static_cast<unsigned>(d));
-      running = select_value(lane - d >= (start > 0 ? start : 0),
-                             static_cast<Acc>(op(earlier, running)), running);
-    }
-    const Acc row_total = warp::shuffle_index(running, 31);
-    const Acc before = warp::shuffle_up(running, 1u);  // lane l - 1's result (unused in lane 0)
-    // this lane's prefix within the warp, for its elements before its first head: the
-    // lanes before it (back to their segment's head), behind the rows before r if no
-    // lane before it in this row has a head
-    Acc prefix = before;
-    bool has_prefix = lane > 0;
-    if (r > 0) {
-      const bool carry = (head_lanes & lanes_before) == 0;
-      prefix = select_value(lane > 0,
-                            select_value(carry, static_cast<Acc>(op(warp_total, before)), before),
-                            warp_total);
-      has_prefix = true;
-    }
-    bool seen = false;
-#pragma unroll
-    for (int k = 0; k < Vec; ++k) {
-      seen = seen || h[k];
-      x[k] = select_value(has_prefix && !seen, static_cast<Acc>(op(prefix, x[k])), x[k]);
-    }
-    single_pass::write_staged_row<L>(tile_values, warp_id, lane, r, x);
-    if (r == 0) {
-      warp_total = row_total;
-    } else {
-      warp_total = select_value(head_lanes != 0, row_total, static_cast<Acc>(op(warp_total, row_total)));
-    }
-    if (first_head == L::warp_items && head_lanes != 0) {  // warp-uniform
-      const int head_lane = __ffs(static_cast<int>(head_lanes)) - 1;
-      first_head = r * L::row_items + head_lane * Vec + __shfl_sync(warp::full_mask, lane_first, head_lane);
-    }
-    warp_head = warp_head || head_lanes != 0;
-  }
+  bool warp_head = false;
+  const auto heads_of = [&](int, int v, bool(&h)[Vec]) { read_heads<Vec>(heads, v * Vec, h); };
+  const Acc warp_total = scan_pair_rows<L, Seeded>(tile_values, warp_id, lane, heads_of, init, op,
+                                                   first_head, warp_head);
 
   // 3. the tile's aggregate pair
   if (lane == 0) warp_totals[warp_id] = pair{warp_head, warp_total};
@@ -540,36 +599,12 @@ __global__ void __launch_bounds__(block_threads)
       write_to = to < n ? to : n;
     }
     const bool inside = full && base >= write_from && base + L::tile_items <= write_to;
-    const Acc* values = reinterpret_cast<const Acc*>(tile_values);
 #pragma unroll
     for (int r = 0; r < L::rows; ++r) {
       const int v = single_pass::staged_index<L>(warp_id, lane, r);
       Acc x[Vec];
-      single_pass::read_staged_row<L>(tile_values, warp_id, lane, r, x);
-      const int first_i = r * L::row_items + lane * Vec;  // warp-local index of x[0]
-      if constexpr (Mode == mode::inclusive) {
-#pragma unroll
-        for (int k = 0; k < Vec; ++k) {
-          x[k] = select_value(has_prefix && first_i + k < first_head,
-                              static_cast<Acc>(op(warp_prefix, x[k])), x[k]);
-        }
-      } else {
-        // exclusive: the seeded inclusive value of the element before (the warp's
-        // prefix for the warp's first element), init at a head
-        bool h[Vec];
-        read_heads<Vec>(heads, v * Vec, h);
-        Acc earlier = first_i > 0 ? values[v * Vec - 1] : warp_prefix;
-#pragma unroll
-        for (int k = 0; k < Vec; ++k) {
-          const int i = first_i + k;
-          const Acc local = earlier;
-          earlier = x[k];
-          const Acc with_prefix = i > 0 && i - 1 < first_head && has_prefix
-                                      ? static_cast<Acc>(op(warp_prefix, local))
-                                      : local;
-          x[k] = select_value(h[k], init, with_prefix);
-        }
-      }
+      finish_pair_row<L, Mode == mode::exclusive>(tile_values, warp_id, lane, r, heads_of,
+                                                  warp_prefix, has_prefix, first_head, init, op, x);
       const std::int64_t at = base + static_cast<std::int64_t>(v) * Vec;
       if (inside) {
         single_pass::store_vector<Vec>(out, at, x);

@@ -30,8 +30,8 @@
 // the result itself: no descriptors, no ticket, no finish (one_block_kernel for the
 // strided cut).
 //
-// Deterministic: the cut of the input into blocks and threads depends on n and the
-// device's resident grid only, and the last block combines the totals in an order fixed by
+// Deterministic: the cut of the input into blocks and threads depends only on n and the
+// device (its SM count and resident grid: grid()), and the last block combines the totals in an order fixed by
 // the grid (block order for operators that are not commutative), whichever block arrives
 // last (the packed finish adds integers, exact in any order).
 // Float results are identical run to run on a device.
@@ -240,10 +240,10 @@ TALLY_DEVICE void finish(const Acc& block_total, const Acc& init, Op op, Out out
       // block reduce in thread order): the operator is commutative here, and floats give
       // the same bits run to run.
       constexpr int K = reduce_tuning::finish_reads;
-      static_assert(K >= 2, "the finish reads blocks in pairs first");
+      constexpr int P = reduce_tuning::paired_reads;
+      static_assert(K >= P, "the finish reads blocks in pairs first");
       auto block_of = [](int k) {
-        return k < 2 ? 2 * std::int64_t{threadIdx.x} + k
-                     : std::int64_t{k} * Threads + threadIdx.x;
+        return k < P ? std::int64_t{P} * threadIdx.x + k : std::int64_t{k} * Threads + threadIdx.x;
       };
       Acc v[K];
       bool ready[K];
@@ -300,7 +300,7 @@ __global__ void __launch_bounds__(Threads)
   }
   mine = warp::reduce(mine, op);
   if (warp::lane_id() == 0) warp_totals[threadIdx.x / warp::warp_threads] = mine;
-  __syncthreads();  // every warp's total is stored before warp 0 reads them
+  __syncthreads();  // every warp's total is stored before thread 0 reads them
   if (threadIdx.x == 0) {  // a few dependent operations: cheaper than a warp's shuffles
     Acc total = warp_totals[0];
 #pragma unroll
@@ -380,7 +380,7 @@ constexpr std::int64_t elements_per_block_step() {
 
 // The grid for n >= 1 elements: 1 for small inputs; for long ones (at least
 // even_grid_min_steps block steps per block) blocks_per_sm blocks on every SM; else as many
-// blocks as there are block steps, at most 2 x threads. Never more than the device runs at
+// blocks as there are block steps, at most paired_reads x threads. Never more than the device runs at
 // once or than max_blocks() (what the finish reads).
 template <class Acc, class In, class Out, class Op>
 int grid(const char* function, std::int64_t n) {
@@ -395,7 +395,7 @@ int grid(const char* function, std::int64_t n) {
   const std::int64_t even =
       std::min(std::int64_t{reduce_tuning::blocks_per_sm} * multiprocessors(function), cap);
   if (work >= std::int64_t{reduce_tuning::even_grid_min_steps} * even) return static_cast<int>(even);
-  return static_cast<int>(std::min({work, cap, std::int64_t{2} * t}));
+  return static_cast<int>(std::min({work, cap, std::int64_t{reduce_tuning::paired_reads} * t}));
 }
 
 // Reduces n >= 1 elements with `grid_size` blocks (from grid()). With grid_size > 1, the

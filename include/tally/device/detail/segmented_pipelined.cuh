@@ -1,0 +1,210 @@
+// tally/device/detail/segmented_pipelined.cuh -- the segmented scans by head flags and by
+// equal lengths (the batched scans along the last axis) of LARGE inputs, on the pipelined
+// kernel of the plain scan (pipelined_scan.cuh).
+//
+// Why. The tile kernel of segmented_offsets.cuh runs one block per tile, and a block that
+// waits for its prefix holds its tile and issues no loads: the same reason the plain
+// scan's one-block-per-tile kernel stays at 70-85% of a copy where the pipelined kernel
+// reaches 93-99% (docs/perf-notes.md, "The pipelined scan"). Here the pipelined kernel
+// runs a TILE PROGRAM of (head, value) pairs instead of values:
+//   - a stage holds the tile's values and, for the flag forms, its flag bytes behind
+//     them: the producer starts two bulk copies that complete on the same FULL barrier;
+//     equal lengths read nothing more (a head where (base + i) % len == 0);
+//   - step a scans each warp's rows as pairs under the flag-augmented operator
+//     (segmented_offsets::scan_pair_rows, the tile kernel's own step 2) and keeps the
+//     warp's first head in the warp's CARRY, which the store of the tile needs;
+//   - the tile's aggregate, its descriptors and the look-back are pairs (has a head,
+//     reduction since the last head) under segmented_op, exactly as in the tile kernel;
+//   - step c: the warp's prefix goes in front of the items before its first head
+//     (segmented_offsets::finish_pair_row), and an exclusive scan shifts by one element
+//     and puts init at each head.
+// Exclusive scans are seeded as in segmented_scan.cuh: each head's value is init op x, so
+// the protocol itself runs unseeded (tile 0 has no prefix) for both.
+//
+// Element 0 starts a segment whatever its flag (the flag forms do not read flags[0]): the
+// heads of tile 0's first vector are fixed up where they are read, in the scan and in the
+// store (the stage's flag bytes are never written).
+//
+// Applies to 16-byte aligned pointers to 4- and 8-byte values and 16-byte aligned
+// one-byte flags (bulk copies need 16-byte aligned addresses, and a tile's flags start at
+// a multiple of its items), from min_bytes of values on (segmented.cuh). Tiles with flags:
+// 256 threads x 7 rows x 16 bytes of values (28 KiB, and 7 KiB of flags), two stages (70
+// KiB), 3 blocks per SM; 8 rows would take 80 KiB and leave room for 2. Without flags the
+// plain scan's 8 rows (docs/perf-notes.md, "Segmented scans on the pipelined kernel").
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+#include <cuda_runtime.h>
+
+#include "tally/core/error.hpp"
+#include "tally/core/options.hpp"
+#include "tally/core/segmented.hpp"
+#include "tally/device/detail/pipelined_scan.cuh"
+#include "tally/device/detail/segmented_offsets.cuh"
+#include "tally/device/detail/single_pass_scan.cuh"
+#include "tally/device/detail/tile_state.cuh"
+
+namespace tally::detail::segmented_pipelined {
+
+using single_pass::maybe;
+
+// The heads of a tile: one-byte flags staged behind the values, or segments of `len`
+// elements (len < 2^31: a head where (base + i) % len == 0, computed in 32 bits).
+struct staged_flags {
+  const unsigned char* flags;
+};
+struct equal_lengths {
+  std::int64_t len;
+};
+
+// Rows of a tile: 7 with flags (the stage's flag bytes), 8 without (the plain scan's
+// tiles).
+template <class Heads>
+inline constexpr int tile_rows = std::is_same_v<Heads, staged_flags> ? 7 : 8;
+
+// The tile program (pipelined_scan.cuh's "tile programs").
+template <bool Exclusive, class Acc, class Op, class Heads, int ComputeThreads = 256,
+          int Rows = tile_rows<Heads>, int Stages = 2>
+struct segmented_tiles {
+  static constexpr pipelined::pipelined_tuning tune{ComputeThreads, Rows, Stages};
+  using total = flagged<Acc>;
+  using L = pipelined::layout<Acc, tune>;
+  using vector = single_pass::vector_of<Acc, L::vec>;
+  static constexpr bool has_flags = std::is_same_v<Heads, staged_flags>;
+  static constexpr unsigned value_bytes = pipelined::tile_bytes<Acc, tune>();
+  static constexpr unsigned flag_bytes = has_flags ? static_cast<unsigned>(L::tile_items) : 0u;
+  // the flags start 128-byte aligned behind the values, and the next stage too
+  static constexpr unsigned stage_bytes = (value_bytes + flag_bytes + 127u) / 128u * 128u;
+  static_assert(value_bytes % 128 == 0 && flag_bytes % 16 == 0, "bulk copies of 16-byte multiples");
+  struct carry {
+    int first_head;  // the warp's first head (warp-local index; L::warp_items: none)
+  };
+
+  const Acc* in;
+  Acc* out;
+  std::int64_t n;
+  Heads heads;
+  Acc init;  // exclusive scans' seed (unused by inclusive ones)
+  Op op;
+
+  TALLY_DEVICE TALLY_FORCEINLINE segmented_op<Op> combine() const { return {op}; }
+  TALLY_DEVICE TALLY_FORCEINLINE maybe<total> first_prefix(const total& defined) const {
+    return {defined, false};
+  }
+
+  TALLY_DEVICE TALLY_FORCEINLINE void copy(unsigned char* stage, std::int64_t base,
+                                           unsigned long long* full) const {
+    pipelined::mbarrier_arrive_expect(full, value_bytes + flag_bytes);
+    pipelined::bulk_copy(stage, in + base, value_bytes, full);
+    if constexpr (has_flags) pipelined::bulk_copy(stage + value_bytes, heads.flags + base, flag_bytes, full);
+  }
+
+  // each thread loads the vectors it scans (padded with x_{n-1}) and their flags (no head
+  // past n)
+  TALLY_DEVICE TALLY_FORCEINLINE void load_partial(unsigned char* stage, std::int64_t base, int warp,
+                                                   int lane) const {
+    auto* staged = reinterpret_cast<vector*>(stage);
+#pragma unroll
+    for (int r = 0; r < L::rows; ++r) {
+      const int v = single_pass::staged_index<L>(warp, lane, r);
+      vector items;
+#pragma unroll
+      for (int j = 0; j < L::vec; ++j) {
+        const std::int64_t e = base + static_cast<std::int64_t>(v) * L::vec + j;
+        items.v[j] = in[e < n ? e : n - 1];
+        if constexpr (has_flags) stage[value_bytes + v * L::vec + j] = e < n ? heads.flags[e] : 0;
+      }
+      staged[v] = items;
+    }
+  }
+
+  // The heads of the lane's vector v (row r) of tile `tile`.
+  TALLY_DEVICE TALLY_FORCEINLINE void heads_of(const unsigned char* stage, std::int64_t tile, int r,
+                                               int v, bool (&h)[L::vec]) const {
+    if constexpr (has_flags) {
+      segmented_offsets::read_heads<L::vec>(stage + value_bytes, v * L::vec, h);
+    } else {
+      // the vector's first element's place in its segment: one 64-bit remainder of the
+      // tile's first element, then 32-bit arithmetic (len < 2^31, checked on the host)
+      (void)r;
+      const auto len = static_cast<unsigned>(heads.len);
+      const auto first = static_cast<unsigned>((tile * L::tile_items) % heads.len);
+      unsigned m = (first + static_cast<unsigned>(v * L::vec)) % len;  // < 2^31 + 2^13
+#pragma unroll
+      for (int k = 0; k < L::vec; ++k) {
+        h[k] = m == 0;
+        m = m + 1 == len ? 0 : m + 1;
+      }
+    }
+    if (tile == 0 && v == 0) h[0] = true;  // element 0 starts a segment whatever its flag
+  }
+
+  TALLY_DEVICE TALLY_FORCEINLINE total scan(unsigned char* stage, std::int64_t tile, int warp, int lane,
+                                            carry& c) const {
+    Op o = op;
+    bool warp_head = false;
+    const auto heads_of_row = [&](int r, int v, bool(&h)[L::vec]) { heads_of(stage, tile, r, v, h); };
+    const Acc warp_total = segmented_offsets::scan_pair_rows<L, Exclusive>(
+        reinterpret_cast<vector*>(stage), warp, lane, heads_of_row, init, o, c.first_head, warp_head);
+    return {warp_head, warp_total};
+  }
+
+  TALLY_DEVICE TALLY_FORCEINLINE void store(const unsigned char* stage, std::int64_t tile, int warp,
+                                            int lane, const maybe<total>& warp_prefix,
+                                            const carry& c) const {
+    Op o = op;
+    const std::int64_t base = tile * L::tile_items;
+    const auto heads_of_row = [&](int r, int v, bool(&h)[L::vec]) { heads_of(stage, tile, r, v, h); };
+    // (the prefix's value without a prefix: defined bits, never used)
+#pragma unroll
+    for (int r = 0; r < L::rows; ++r) {
+      Acc x[L::vec];
+      segmented_offsets::finish_pair_row<L, Exclusive>(reinterpret_cast<const vector*>(stage), warp,
+                                                      lane, r, heads_of_row, warp_prefix.value.value,
+                                                      warp_prefix.present, c.first_head, init, o, x);
+      single_pass::store_row<L>(out, base, n, warp, lane, r, x);
+    }
+  }
+};
+
+// From this many bytes of values on the flag and equal-length forms take this path (the
+// plain scan's switch; docs/perf-notes.md).
+inline constexpr std::int64_t min_bytes = pipelined::min_bytes;
+
+// Whether the call takes this path: pointers to Acc itself of a 4- or 8-byte type, 16-byte
+// aligned (the flags too), at least min_bytes of values; equal lengths below 2^31.
+template <class Acc>
+bool takes(const Acc* in, const Acc* out, std::int64_t n) {
+  return single_pass::vectorisable_v<Acc> && n >= min_bytes / static_cast<std::int64_t>(sizeof(Acc)) &&
+         single_pass::aligned_16(in) && single_pass::aligned_16(out);
+}
+inline bool takes_heads(const staged_flags& h) { return single_pass::aligned_16(h.flags); }
+inline bool takes_heads(const equal_lengths& h) { return h.len >= 1 && h.len < (std::int64_t{1} << 31); }
+
+// One segmented scan of n >= 1 elements (the caller checked takes and takes_heads).
+template <class Protocol, bool Exclusive, class Acc, class Op, class Heads, int Rows = tile_rows<Heads>>
+void scan(const char* function, const Acc* in, Acc* out, std::int64_t n, Heads heads, Acc init, Op op,
+          const options& o) {
+  using program = segmented_tiles<Exclusive, Acc, Op, Heads, 256, Rows>;
+  using pair = flagged<Acc>;
+  constexpr std::int64_t items = program::L::tile_items;
+  const std::int64_t tiles = ceil_div(n, items);
+  if (tiles > 0x7fffffff) {
+    throw_invalid(function, "n", "needs more than 2^31 - 1 tiles of " + std::to_string(items) +
+                                     " elements");
+  }
+  single_pass::with_tile_state<pair>(
+      function, "(none: segmented scans take no caller storage)", tiles, 0, o,
+      [&](single_pass::tile_state<pair> state) {
+        single_pass::with_determinism<Protocol, Acc>(o.deterministic, [&](auto mode) {
+          pipelined::launch<Protocol, decltype(mode)::value>(
+              function, program{in, out, n, heads, init, op}, tiles, state, single_pass::no_stall{},
+              o.stream);
+        });
+      });
+}
+
+}  // namespace tally::detail::segmented_pipelined

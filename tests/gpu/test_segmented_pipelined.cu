@@ -1,0 +1,287 @@
+// GPU segmented scans on the pipelined kernel (device/detail/segmented_pipelined.cuh): by
+// head flags and by equal lengths (the batched scans along the last axis).
+//
+// The public calls take this path only from segmented_pipelined::min_bytes of values on
+// (32 MiB), so the tests of test_segmented.cu never reach its tile edges; here it runs
+// directly at every edge (one tile, a partial last tile, more tiles than the device holds
+// blocks, so that blocks take several tiles and the stage ring wraps), for both protocols,
+// 4- and 8-byte values, a non-commutative operator of each size (affine maps composed in
+// order: an operand taken in the wrong order, or a prefix from the wrong tile, changes
+// the result), inclusive and exclusive, in place, and with heads at tile and warp edges
+// (flags of random density and of one head per tile, and lengths 1, 3, 5, a tile +- 1,
+// one segment longer than many tiles). One public call per form checks the dispatch.
+// Results are compared exactly with tally::cpu::sequential.
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "test_common.cuh"
+
+namespace {
+
+using namespace tally_test;
+namespace seq = tally::cpu::sequential;
+namespace sp = tally::detail::segmented_pipelined;
+using i64 = std::int64_t;
+using lookback_protocol = tally::detail::decoupled_lookback::protocol;
+using chained_protocol = tally::detail::chained::protocol;
+
+struct affine16 {
+  std::uint16_t a, b;
+  bool operator==(const affine16&) const = default;
+};
+struct compose16 {
+  TALLY_HOST_DEVICE affine16 operator()(const affine16& f, const affine16& g) const {
+    return {static_cast<std::uint16_t>(g.a * f.a), static_cast<std::uint16_t>(g.a * f.b + g.b)};
+  }
+};
+struct affine32 {
+  std::uint32_t a, b;
+  bool operator==(const affine32&) const = default;
+};
+struct compose32 {
+  TALLY_HOST_DEVICE affine32 operator()(const affine32& f, const affine32& g) const {
+    return {g.a * f.a, g.a * f.b + g.b};
+  }
+};
+
+template <class T>
+std::string show(const T& x) {
+  std::ostringstream s;
+  if constexpr (requires { x.a; }) {
+    s << "(" << +x.a << ", " << +x.b << ")";
+  } else {
+    s << x;
+  }
+  return s.str();
+}
+
+template <class T>
+std::vector<T> values(std::size_t n, std::uint64_t salt) {
+  auto g = rng(salt);
+  std::vector<T> h(n);
+  for (auto& x : h) {
+    if constexpr (requires { x.a; }) {
+      x.a = static_cast<decltype(x.a)>(g() | 1u);
+      x.b = static_cast<decltype(x.b)>(g());
+    } else {
+      x = static_cast<T>(static_cast<int>(g() % 7) - 3);  // small integers: exact sums
+    }
+  }
+  return h;
+}
+
+template <class T>
+T init_of() {
+  if constexpr (requires { T{}.a; }) {
+    return T{3, 5};
+  } else {
+    return static_cast<T>(2);
+  }
+}
+
+// Runs the path directly with a protocol, inclusive or exclusive.
+template <class Protocol, bool Exclusive, class T, class Heads, class Op>
+void run(const T* in, T* out, i64 n, Heads heads, const T& init, Op op, bool deterministic = false) {
+  tally::options o;
+  o.deterministic = deterministic;
+  sp::scan<Protocol, Exclusive>("segmented pipelined test", in, out, n, heads, init, op, o);
+}
+
+// Every n of `ns` (<= h.size()), both protocols, inclusive and exclusive, against the
+// sequential scan by flags; `out` is poisoned, and the element past n must stay so.
+template <class T, class Heads, class Op>
+void check_sizes(const char* label, const std::vector<T>& h, const std::vector<unsigned char>& flags,
+                 Heads heads, const std::vector<i64>& ns, Op op) {
+  SCOPED_TRACE(label);
+  const T init = init_of<T>();
+  std::vector<T> want_i(h.size()), want_e(h.size());
+  const device_buffer<T> in(h);
+  device_buffer<T> out(h.size() + 1);
+  for (const i64 n : ns) {
+    // the reference of the first n elements (element 0 starts a segment whatever its flag)
+    seq::inclusive_scan_by_flags(h.begin(), h.begin() + n, flags.begin(), want_i.begin(), op);
+    seq::exclusive_scan_by_flags(h.begin(), h.begin() + n, flags.begin(), want_e.begin(), init, op);
+    for (const bool exclusive : {false, true}) {
+      const auto& want = exclusive ? want_e : want_i;
+      auto check = [&](auto protocol, const char* name) {
+        using P = decltype(protocol);
+        out.poison();
+        if (exclusive) {
+          run<P, true>(in.data(), out.data(), n, heads, init, op);
+        } else {
+          run<P, false>(in.data(), out.data(), n, heads, init, op);
+        }
+        TALLY_TEST_CUDA(cudaDeviceSynchronize());
+        const auto got = out.download(static_cast<std::size_t>(n + 1));
+        for (i64 i = 0; i < n; ++i) {
+          const auto k = static_cast<std::size_t>(i);
+          ASSERT_TRUE(got[k] == want[k]) << name << (exclusive ? " exclusive" : " inclusive") << ", n = " << n
+                                         << ": element " << i << " is " << show(got[k]) << ", want "
+                                         << show(want[k]);
+        }
+        ASSERT_TRUE(device_buffer<T>::is_poison(got[static_cast<std::size_t>(n)])) << "n = " << n;
+      };
+      check(lookback_protocol{}, "look-back");
+      check(chained_protocol{}, "chained");
+    }
+  }
+}
+
+// The tile edges of a program with these heads.
+template <class T, class Heads>
+std::vector<i64> edges(i64 top) {
+  constexpr i64 tile = sp::segmented_tiles<false, T, tally::plus, Heads>::L::tile_items;
+  if (quick()) return {1, 32 * 4 + 1, tile + 1, 3 * tile + 17, top};  // (compute-sanitizer)
+  return {1, 2, 31, 32 * 4 + 1, tile - 1, tile, tile + 1, 2 * tile - 1, 2 * tile + 1, 3 * tile + 17,
+          40 * tile + 3, top};
+}
+
+// 1400 tiles of 8 rows: more than the blocks an H100 or H200 holds at once (3 per SM).
+template <class T>
+i64 top_size() {
+  return 1400 * sp::segmented_tiles<false, T, tally::plus, sp::equal_lengths>::L::tile_items + 3;
+}
+
+template <class T, class Op>
+void check_flags(std::uint64_t salt, Op op) {
+  const i64 top = top_size<T>();
+  const auto h = values<T>(static_cast<std::size_t>(top), salt);
+  const auto ns = edges<T, sp::staged_flags>(top);
+  constexpr i64 tile = sp::segmented_tiles<false, T, Op, sp::staged_flags>::L::tile_items;
+  auto g = rng(salt + 1);
+  // densities: about one head in 3, in 200 (several per warp, a few per tile), one head
+  // at the first element of every tile (warp 0's first head at 0, the other warps none),
+  // none at all (one segment over every tile)
+  const std::vector<int> densities = quick() ? std::vector<int>{200, -1} : std::vector<int>{3, 200, -1, 0};
+  for (const int density : densities) {
+    std::vector<unsigned char> f(static_cast<std::size_t>(top));
+    for (i64 i = 0; i < top; ++i) {
+      const auto k = static_cast<std::size_t>(i);
+      if (density > 0) {
+        f[k] = g() % static_cast<unsigned>(density) == 0 ? static_cast<unsigned char>(1 + g() % 255) : 0;
+      } else {
+        f[k] = density < 0 && i % tile == 0 ? 1 : 0;
+      }
+    }
+    const device_buffer<unsigned char> flags(f);
+    const std::string label = "flags, one head in " + std::to_string(density);
+    check_sizes(label.c_str(), h, f, sp::staged_flags{flags.data()}, ns, op);
+  }
+}
+
+template <class T, class Op>
+void check_lengths(std::uint64_t salt, Op op) {
+  const i64 top = top_size<T>();
+  const auto h = values<T>(static_cast<std::size_t>(top), salt);
+  const auto ns = edges<T, sp::equal_lengths>(top);
+  constexpr i64 tile = sp::segmented_tiles<false, T, Op, sp::equal_lengths>::L::tile_items;
+  const std::vector<i64> lengths =
+      quick() ? std::vector<i64>{3, tile + 1} : std::vector<i64>{1, 3, 5, 32 * 4 + 1, tile - 1, tile + 1, 7 * tile + 5};
+  for (const i64 len : lengths) {
+    std::vector<unsigned char> f(static_cast<std::size_t>(top));
+    for (i64 i = 0; i < top; ++i) f[static_cast<std::size_t>(i)] = i % len == 0 ? 1 : 0;
+    const std::string label = "segments of " + std::to_string(len);
+    check_sizes(label.c_str(), h, f, sp::equal_lengths{len}, ns, op);
+  }
+}
+
+TEST(SegmentedPipelined, FlagsInt32) { check_flags<std::int32_t>(301, tally::plus{}); }
+TEST(SegmentedPipelined, FlagsUInt64) { check_flags<std::uint64_t>(302, tally::plus{}); }
+TEST(SegmentedPipelined, FlagsNonCommutative4Byte) { check_flags<affine16>(303, compose16{}); }
+TEST(SegmentedPipelined, FlagsNonCommutative8Byte) { check_flags<affine32>(304, compose32{}); }
+TEST(SegmentedPipelined, LengthsInt32) { check_lengths<std::int32_t>(305, tally::plus{}); }
+TEST(SegmentedPipelined, LengthsDouble) { check_lengths<double>(306, tally::plus{}); }
+TEST(SegmentedPipelined, LengthsNonCommutative4Byte) { check_lengths<affine16>(307, compose16{}); }
+TEST(SegmentedPipelined, LengthsNonCommutative8Byte) { check_lengths<affine32>(308, compose32{}); }
+
+// In place, exclusive (the store shifts by one element: it must read the tile's own
+// scanned values, not the output) and inclusive.
+TEST(SegmentedPipelined, InPlace) {
+  using T = std::int32_t;
+  const i64 n = top_size<T>();
+  const auto h = values<T>(static_cast<std::size_t>(n), 309);
+  std::vector<unsigned char> f(static_cast<std::size_t>(n));
+  auto g = rng(310);
+  for (auto& x : f) x = g() % 50 == 0 ? 1 : 0;
+  const device_buffer<unsigned char> flags(f);
+  for (const bool exclusive : {false, true}) {
+    std::vector<T> want(h.size());
+    device_buffer<T> work(h);
+    if (exclusive) {
+      seq::exclusive_scan_by_flags(h.begin(), h.end(), f.begin(), want.begin(), T{2}, tally::plus{});
+      run<lookback_protocol, true>(work.data(), work.data(), n, sp::staged_flags{flags.data()}, T{2},
+                                   tally::plus{});
+    } else {
+      seq::inclusive_scan_by_flags(h.begin(), h.end(), f.begin(), want.begin(), tally::plus{});
+      run<lookback_protocol, false>(work.data(), work.data(), n, sp::staged_flags{flags.data()}, T{2},
+                                    tally::plus{});
+    }
+    TALLY_TEST_CUDA(cudaDeviceSynchronize());
+    const auto got = work.download(h.size());
+    ASSERT_EQ(got, want) << (exclusive ? "exclusive" : "inclusive") << " in place";
+  }
+}
+
+// The deterministic look-back gives the chained scan's bits for floats (both fold the
+// same tiles in the same order), run after run.
+TEST(SegmentedPipelined, DeterministicFloat) {
+  const i64 n = top_size<float>();
+  auto g = rng(311);
+  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+  std::vector<float> h(static_cast<std::size_t>(n));
+  for (auto& x : h) x = d(g);
+  std::vector<unsigned char> f(static_cast<std::size_t>(n));
+  for (auto& x : f) x = g() % 100000 == 0 ? 1 : 0;  // long segments: long float sums
+  const device_buffer<float> in(h);
+  const device_buffer<unsigned char> flags(f);
+  device_buffer<float> out(h.size());
+  run<chained_protocol, false>(in.data(), out.data(), n, sp::staged_flags{flags.data()}, 0.0f,
+                               tally::plus{});
+  TALLY_TEST_CUDA(cudaDeviceSynchronize());
+  const auto chained = out.download(h.size());
+  for (int r = 0; r < 3; ++r) {
+    out.poison();
+    run<lookback_protocol, false>(in.data(), out.data(), n, sp::staged_flags{flags.data()}, 0.0f,
+                                  tally::plus{}, true);
+    TALLY_TEST_CUDA(cudaDeviceSynchronize());
+    const auto got = out.download(h.size());
+    ASSERT_EQ(std::memcmp(got.data(), chained.data(), got.size() * sizeof(float)), 0) << "run " << r;
+  }
+}
+
+// The public calls take this path from min_bytes of values on: one call of each form just
+// above it (and the bytes of flags' other types: int flags keep the tile kernel).
+TEST(SegmentedPipelined, PublicCalls) {
+  using T = std::int32_t;
+  const i64 n = sp::min_bytes / static_cast<i64>(sizeof(T)) + 1000;
+  const auto h = values<T>(static_cast<std::size_t>(n), 312);
+  std::vector<unsigned char> f(static_cast<std::size_t>(n));
+  auto g = rng(313);
+  for (auto& x : f) x = g() % 1000 == 0 ? 1 : 0;
+  const device_buffer<T> in(h);
+  const device_buffer<unsigned char> flags(f);
+  device_buffer<T> out(h.size());
+  std::vector<T> want(h.size());
+  out.poison();
+  tally::exclusive_scan_by_flags(static_cast<const T*>(in.data()), flags.data(), out.data(), n, T{4});
+  seq::exclusive_scan_by_flags(h.begin(), h.end(), f.begin(), want.begin(), T{4}, tally::plus{});
+  TALLY_TEST_CUDA(cudaDeviceSynchronize());
+  ASSERT_EQ(out.download(h.size()), want) << "exclusive_scan_by_flags";
+  // rows of 1000 along the last axis
+  const i64 rows = n / 1000;
+  const std::vector<i64> shape = {rows, 1000};
+  out.poison();
+  tally::inclusive_scan_batched(static_cast<const T*>(in.data()), out.data(), std::span<const i64>(shape), 1);
+  seq::inclusive_scan_batched(h.begin(), want.begin(), std::span<const i64>(shape), 1, tally::plus{});
+  TALLY_TEST_CUDA(cudaDeviceSynchronize());
+  const auto got = out.download(static_cast<std::size_t>(rows * 1000));
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    ASSERT_EQ(got[i], want[i]) << "inclusive_scan_batched (" << rows << ", 1000), element " << i;
+  }
+}
+
+}  // namespace
