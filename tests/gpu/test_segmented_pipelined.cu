@@ -1,5 +1,5 @@
 // GPU segmented scans on the pipelined kernel (device/detail/segmented_pipelined.cuh): by
-// head flags and by equal lengths (the batched scans along the last axis).
+// head flags, by keys and by equal lengths (the batched scans along the last axis).
 //
 // The public calls take this path only from segmented_pipelined::min_bytes of values on
 // (32 MiB), so the tests of test_segmented.cu never reach its tile edges; here it runs
@@ -9,10 +9,13 @@
 // order: an operand taken in the wrong order, or a prefix from the wrong tile, changes
 // the result), inclusive and exclusive, in place, and with heads at tile and warp edges
 // (flags of random density and of one head per tile, and lengths 1, 3, 5, a tile +- 1,
-// one segment longer than many tiles). One public call per form checks the dispatch.
+// one segment longer than many tiles; keys of 1, 4 and 8 bytes, whose heads at a tile's
+// first element need the key before the tile, and a custom equality). One public call per
+// form checks the dispatch.
 // Results are compared exactly with tally::cpu::sequential.
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -189,6 +192,47 @@ void check_lengths(std::uint64_t salt, Op op) {
   }
 }
 
+// Keys equal in runs (a new key where a random draw says so: one head in `density`),
+// compared with ==; and keys compared modulo 10 (a custom equality: keys 3 and 13 are
+// one segment). The reference: flags where the keys' equality says a head starts.
+struct equal_mod10 {
+  template <class K>
+  TALLY_HOST_DEVICE bool operator()(const K& a, const K& b) const {
+    return a % 10 == b % 10;
+  }
+};
+
+template <class T, class Key, class Equal, class Op>
+void check_keys(std::uint64_t salt, Equal equal, Op op) {
+  using heads_t = sp::staged_keys<Key, Equal>;
+  // 1400 tiles of this program's size (fewer rows than the other forms); under
+  // compute-sanitizer (quick) 450, still more than an H200 holds blocks (396)
+  constexpr i64 tile = sp::segmented_tiles<false, T, Op, heads_t>::L::tile_items;
+  const i64 top = (quick() ? 450 : 1400) * tile + 3;
+  const auto h = values<T>(static_cast<std::size_t>(top), salt);
+  const auto ns = edges<T, heads_t>(top);
+  auto g = rng(salt + 1);
+  const std::vector<int> densities = quick() ? std::vector<int>{5} : std::vector<int>{2, 5, 300, -1};
+  for (const int density : densities) {
+    std::vector<Key> k(static_cast<std::size_t>(top));
+    Key current = 0;
+    for (i64 i = 0; i < top; ++i) {
+      // density -1: a new key at every tile's first element and nowhere else
+      const bool change = density > 0 ? g() % static_cast<unsigned>(density) == 0 : i % tile == 0;
+      if (change) current = static_cast<Key>(current + 1 + static_cast<Key>(g() % 30));
+      k[static_cast<std::size_t>(i)] = current;
+    }
+    std::vector<unsigned char> f(static_cast<std::size_t>(top));
+    for (i64 i = 1; i < top; ++i) {
+      const auto j = static_cast<std::size_t>(i);
+      f[j] = equal(k[j - 1], k[j]) ? 0 : 1;
+    }
+    const device_buffer<Key> keys(k);
+    const std::string label = std::to_string(sizeof(Key)) + "-byte keys, a new one in " + std::to_string(density);
+    check_sizes(label.c_str(), h, f, heads_t{keys.data(), equal}, ns, op);
+  }
+}
+
 TEST(SegmentedPipelined, FlagsInt32) { check_flags<std::int32_t>(301, tally::plus{}); }
 TEST(SegmentedPipelined, FlagsUInt64) { check_flags<std::uint64_t>(302, tally::plus{}); }
 TEST(SegmentedPipelined, FlagsNonCommutative4Byte) { check_flags<affine16>(303, compose16{}); }
@@ -197,6 +241,13 @@ TEST(SegmentedPipelined, LengthsInt32) { check_lengths<std::int32_t>(305, tally:
 TEST(SegmentedPipelined, LengthsDouble) { check_lengths<double>(306, tally::plus{}); }
 TEST(SegmentedPipelined, LengthsNonCommutative4Byte) { check_lengths<affine16>(307, compose16{}); }
 TEST(SegmentedPipelined, LengthsNonCommutative8Byte) { check_lengths<affine32>(308, compose32{}); }
+
+TEST(SegmentedPipelined, KeysInt32) { check_keys<std::int32_t, std::int32_t>(321, std::equal_to<>{}, tally::plus{}); }
+TEST(SegmentedPipelined, KeysUInt8) { check_keys<std::int32_t, std::uint8_t>(322, std::equal_to<>{}, tally::plus{}); }
+TEST(SegmentedPipelined, KeysInt64Double) { check_keys<double, std::int64_t>(323, std::equal_to<>{}, tally::plus{}); }
+TEST(SegmentedPipelined, KeysCustomEqual) { check_keys<std::int32_t, std::int32_t>(324, equal_mod10{}, tally::plus{}); }
+TEST(SegmentedPipelined, KeysNonCommutative4Byte) { check_keys<affine16, std::int32_t>(325, std::equal_to<>{}, compose16{}); }
+TEST(SegmentedPipelined, KeysNonCommutative8Byte) { check_keys<affine32, std::int16_t>(326, std::equal_to<>{}, compose32{}); }
 
 // In place, exclusive (the store shifts by one element: it must read the tile's own
 // scanned values, not the output) and inclusive.
@@ -271,6 +322,16 @@ TEST(SegmentedPipelined, PublicCalls) {
   seq::exclusive_scan_by_flags(h.begin(), h.end(), f.begin(), want.begin(), T{4}, tally::plus{});
   TALLY_TEST_CUDA(cudaDeviceSynchronize());
   ASSERT_EQ(out.download(h.size()), want) << "exclusive_scan_by_flags";
+  // keys: a new key where the flags have a head
+  std::vector<std::int32_t> k(h.size());
+  std::int32_t key = 0;
+  for (std::size_t i = 0; i < k.size(); ++i) k[i] = key += (i > 0 && f[i] != 0) ? 1 : 0;
+  const device_buffer<std::int32_t> keys(k);
+  out.poison();
+  tally::inclusive_scan_by_key(keys.data(), static_cast<const T*>(in.data()), out.data(), n);
+  seq::inclusive_scan_by_flags(h.begin(), h.end(), f.begin(), want.begin(), tally::plus{});
+  TALLY_TEST_CUDA(cudaDeviceSynchronize());
+  ASSERT_EQ(out.download(h.size()), want) << "inclusive_scan_by_key";
   // rows of 1000 along the last axis
   const i64 rows = n / 1000;
   const std::vector<i64> shape = {rows, 1000};

@@ -39,7 +39,10 @@
 //   and 8-byte values (with one-byte flags, for the flag forms) take a tile kernel that
 //   stages values and heads in shared memory; each tile finds its heads in the offsets by
 //   a search, compares its keys, copies its flags, or computes them for batched scans
-//   along the last axis (device/detail/segmented_offsets.cuh); any other input the pair
+//   along the last axis (device/detail/segmented_offsets.cuh); from 32 MiB of values on,
+//   the flag, key (16-byte aligned pointers to keys of 1-8 bytes) and equal-length forms
+//   run the pipelined kernel of the plain scan instead, a block working on the next tile
+//   while it waits for a prefix (device/detail/segmented_pipelined.cuh); any other input the pair
 //   scan of device/detail/segmented_scan.cuh, where the offsets forms first build a head
 //   bitmap. Batched scans along the last axis are segmented scans of equal lengths, along
 //   another axis a tiled scan of all columns side by side with a look-back per column
@@ -64,6 +67,7 @@
 #include <functional>
 #include <initializer_list>
 #include <span>
+#include <type_traits>
 
 #include "tally/core/accumulator.hpp"
 #include "tally/core/error.hpp"
@@ -139,14 +143,36 @@ void flags_scan(const char* function, In in, Flags flags, Out out, std::int64_t 
   scan<Exclusive, false, Acc>(function, in, out, n, flag_heads<Flags>{flags}, init, op, o);
 }
 
-// The key forms: the tile kernel for 16-byte aligned pointers to a 4- or 8-byte
-// accumulator type (keys: any iterator; each tile compares its keys with the ones before
-// them while its values are copied); anything else the pair scan.
+// Keys the pipelined kernel stages beside the values: a pointer to keys of 1, 2, 4 or 8
+// bytes (trivially copyable: they are copied as bytes).
+template <class Keys>
+inline constexpr bool stageable_keys_v = [] {
+  if constexpr (std::is_pointer_v<Keys>) {
+    using k = std::remove_cv_t<std::remove_pointer_t<Keys>>;
+    return std::is_trivially_copyable_v<k> && sizeof(k) <= 8 && 16 % sizeof(k) == 0;
+  } else {
+    return false;
+  }
+}();
+
+// The key forms, for 16-byte aligned pointers to a 4- or 8-byte accumulator type: the
+// pipelined kernel from segmented_pipelined::min_bytes of values on for 16-byte aligned
+// pointers to keys of 1-8 bytes (staged beside the values); else the tile kernel (keys:
+// any iterator; each tile compares its keys with the ones before them while its values
+// are copied). Anything else the pair scan.
 template <bool Exclusive, class Acc, class Keys, class In, class Out, class Equal, class Op>
 void keys_scan(const char* function, Keys keys, In in, Out out, std::int64_t n, Equal equal, Acc init,
                Op op, const options& o) {
   if constexpr (segmented_offsets::acc_pointer_v<Acc, In> && segmented_offsets::acc_pointer_v<Acc, Out>) {
     if (single_pass::aligned_16(in) && single_pass::aligned_16(out)) {
+      if constexpr (stageable_keys_v<Keys>) {
+        using key_t = std::remove_cv_t<std::remove_pointer_t<Keys>>;
+        if (pipelined_kernel<Exclusive>(function, in, out, n,
+                                        segmented_pipelined::staged_keys<key_t, Equal>{keys, equal},
+                                        init, op, o)) {
+          return;
+        }
+      }
       constexpr auto m = Exclusive ? segmented_offsets::mode::exclusive : segmented_offsets::mode::inclusive;
       using source = segmented_offsets::keys_source<Keys, Equal>;
       tile_kernel<m>(function, in, out, n, source{keys, equal, run_ready<4>(keys)}, init, op, o);

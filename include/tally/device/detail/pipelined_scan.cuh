@@ -320,7 +320,8 @@ TALLY_DEVICE TALLY_FORCEINLINE void store_rows(const single_pass::vector_of<Acc,
 //   copy(stage, base, bar)          a full tile, by the producer: expect its bytes on the
 //                                   stage's FULL barrier and start its bulk copies
 //   load_partial(stage, base, w, l) the partial last tile, by each compute thread: what it
-//                                   reads itself in scan and store
+//                                   reads itself in scan and store (partial_barrier: and
+//                                   what others read, after a barrier that the kernel passes)
 //   scan(stage, tile, w, l, carry)  step a: warp w's rows, write-back; returns its total
 //   store(stage, tile, w, l, p, carry)  step c: warp w's rows behind its prefix p
 //
@@ -332,6 +333,7 @@ struct plain_tiles {
   using L = layout<Acc, tune>;
   using vector = single_pass::vector_of<Acc, L::vec>;
   static constexpr unsigned stage_bytes = tile_bytes<Acc, tune>();
+  static constexpr bool partial_barrier = false;
   struct carry {};
 
   const Acc* in;
@@ -570,8 +572,13 @@ __global__ void __launch_bounds__(Tiles::tune.kernel_threads(), 3)
     const unsigned epoch = stage_epoch[s];
     unsigned char* staged = stage(s);
     const std::int64_t base = tile * L::tile_items;
-    // the partial last tile: each thread loads what it scans (the program pads it)
-    if (base + L::tile_items > n) program.load_partial(staged, base, warp_id, lane);
+    // the partial last tile: each thread loads what it scans (the program pads it), and
+    // where the program reads other threads' data in its scan, a barrier before it (the
+    // condition is the same in every compute thread)
+    if (base + L::tile_items > n) {
+      program.load_partial(staged, base, warp_id, lane);
+      if constexpr (Tiles::partial_barrier) compute_barrier<Tune.compute_threads>();
+    }
 
     // a. the write-back scan; warp totals (this stage's slots: written again for tile k +
     //    stages, after the barrier of tile k + 1, which warp 0 passes after reading these)

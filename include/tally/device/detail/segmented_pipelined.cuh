@@ -1,6 +1,6 @@
-// tally/device/detail/segmented_pipelined.cuh -- the segmented scans by head flags and by
-// equal lengths (the batched scans along the last axis) of LARGE inputs, on the pipelined
-// kernel of the plain scan (pipelined_scan.cuh).
+// tally/device/detail/segmented_pipelined.cuh -- the segmented scans by head flags, by
+// keys and by equal lengths (the batched scans along the last axis) of LARGE inputs, on
+// the pipelined kernel of the plain scan (pipelined_scan.cuh).
 //
 // Why. The tile kernel of segmented_offsets.cuh runs one block per tile, and a block that
 // waits for its prefix holds its tile and issues no loads: the same reason the plain
@@ -8,8 +8,9 @@
 // reaches 93-99% (docs/perf-notes.md, "The pipelined scan"). Here the pipelined kernel
 // runs a TILE PROGRAM of (head, value) pairs instead of values:
 //   - a stage holds the tile's values and, for the flag forms, its flag bytes behind
-//     them: the producer starts two bulk copies that complete on the same FULL barrier;
-//     equal lengths read nothing more (a head where (base + i) % len == 0);
+//     them, for the key forms its keys (and the 16 bytes before them, which end with the
+//     key before the tile): the producer starts two bulk copies that complete on the same
+//     FULL barrier; equal lengths read nothing more (a head where (base + i) % len == 0);
 //   - step a scans each warp's rows as pairs under the flag-augmented operator
 //     (segmented_offsets::scan_pair_rows, the tile kernel's own step 2) and keeps the
 //     warp's first head in the warp's CARRY, which the store of the tile needs;
@@ -26,11 +27,14 @@
 // store (the stage's flag bytes are never written).
 //
 // Applies to 16-byte aligned pointers to 4- and 8-byte values and 16-byte aligned
-// one-byte flags (bulk copies need 16-byte aligned addresses, and a tile's flags start at
-// a multiple of its items), from min_bytes of values on (segmented.cuh). Tiles with flags:
-// 256 threads x 7 rows x 16 bytes of values (28 KiB, and 7 KiB of flags), two stages (70
-// KiB), 3 blocks per SM; 8 rows would take 80 KiB and leave room for 2. Without flags the
-// plain scan's 8 rows (docs/perf-notes.md, "Segmented scans on the pipelined kernel").
+// one-byte flags or keys of 1-8 bytes (bulk copies need 16-byte aligned addresses, and a
+// tile's flags and keys start at a multiple of its items), from min_bytes of values on
+// (segmented.cuh). Tiles with flags: 256 threads x 7 rows x 16 bytes of values (28 KiB,
+// and 7 KiB of flags), two stages (70 KiB), 3 blocks per SM; 8 rows would take 80 KiB and
+// leave room for 2. With keys as many rows as keep a stage within 36 KiB (default_rows):
+// 4 with 4-byte keys beside 4-byte values. Equal lengths: the plain scan's 8 rows
+// (docs/perf-notes.md, session 16: flags 8 rows 1.29x the copy against 7 rows 1.22x,
+// int32 keys 5 rows 1.80x and 3 rows 1.86x against 4 rows 1.71x).
 #pragma once
 
 #include <cstdint>
@@ -59,26 +63,71 @@ struct staged_flags {
 struct equal_lengths {
   std::int64_t len;
 };
-
-// Rows of a tile: 7 with flags (the stage's flag bytes), 8 without (the plain scan's
-// tiles).
+// Keys (a pointer to keys of 1, 2, 4 or 8 bytes) staged behind the values, a head where
+// equal(keys[i - 1], keys[i]) is false. The stage holds 16 bytes before the tile's keys:
+// the 16-byte word that ends with keys[base - 1], the key before the tile (copied with
+// them; tile 0 has none).
+template <class Key, class Equal>
+struct staged_keys {
+  const Key* keys;
+  Equal equal;
+};
 template <class Heads>
-inline constexpr int tile_rows = std::is_same_v<Heads, staged_flags> ? 7 : 8;
+inline constexpr bool is_keys_v = false;
+template <class Key, class Equal>
+inline constexpr bool is_keys_v<staged_keys<Key, Equal>> = true;
+template <class Heads>
+struct key_of {
+  using type = unsigned char;  // (flags: one byte per element)
+};
+template <class Key, class Equal>
+struct key_of<staged_keys<Key, Equal>> {
+  using type = Key;
+};
+
+// Rows of a tile: without flags or keys the plain scan's 8 (32 KiB of values a stage);
+// with them as many as keep a stage within 36 KiB, so that 3 blocks of two stages fit on
+// an SM: 7 with one-byte flags or keys beside 4-byte values (35 KiB), 4 with 4-byte keys
+// (32 KiB) (docs/perf-notes.md, session 16).
+template <class Heads, class Acc>
+constexpr int default_rows() {
+  if constexpr (std::is_same_v<Heads, equal_lengths>) {
+    return 8;
+  } else {
+    constexpr int row_bytes = 256 * 16;  // values of one row of the tile
+    constexpr int extra = row_bytes / static_cast<int>(sizeof(Acc)) *
+                          static_cast<int>(sizeof(typename key_of<Heads>::type));
+    constexpr int rows = (36 * 1024 - 16) / (row_bytes + extra);
+    return rows > 0 ? rows : 1;
+  }
+}
+template <class Heads, class Acc>
+inline constexpr int tile_rows = default_rows<Heads, Acc>();
 
 // The tile program (pipelined_scan.cuh's "tile programs").
 template <bool Exclusive, class Acc, class Op, class Heads, int ComputeThreads = 256,
-          int Rows = tile_rows<Heads>, int Stages = 2>
+          int Rows = tile_rows<Heads, Acc>, int Stages = 2>
 struct segmented_tiles {
   static constexpr pipelined::pipelined_tuning tune{ComputeThreads, Rows, Stages};
   using total = flagged<Acc>;
   using L = pipelined::layout<Acc, tune>;
   using vector = single_pass::vector_of<Acc, L::vec>;
   static constexpr bool has_flags = std::is_same_v<Heads, staged_flags>;
+  static constexpr bool has_keys = is_keys_v<Heads>;
+  using key = typename key_of<Heads>::type;
   static constexpr unsigned value_bytes = pipelined::tile_bytes<Acc, tune>();
+  // behind the values: the flag bytes, or 16 bytes (the key before the tile) and the keys
   static constexpr unsigned flag_bytes = has_flags ? static_cast<unsigned>(L::tile_items) : 0u;
-  // the flags start 128-byte aligned behind the values, and the next stage too
-  static constexpr unsigned stage_bytes = (value_bytes + flag_bytes + 127u) / 128u * 128u;
-  static_assert(value_bytes % 128 == 0 && flag_bytes % 16 == 0, "bulk copies of 16-byte multiples");
+  static constexpr unsigned key_bytes = has_keys ? static_cast<unsigned>(L::tile_items * sizeof(key)) : 0u;
+  static constexpr unsigned keys_at = value_bytes + 16u;  // the tile's first key
+  static constexpr unsigned extra_bytes = has_keys ? 16u + key_bytes : flag_bytes;
+  // rounded up to 128 bytes: the next stage starts aligned
+  static constexpr unsigned stage_bytes = (value_bytes + extra_bytes + 127u) / 128u * 128u;
+  static_assert(value_bytes % 128 == 0 && extra_bytes % 16 == 0, "bulk copies of 16-byte multiples");
+  static_assert(!has_keys || (sizeof(key) <= 8 && 16 % sizeof(key) == 0), "keys of 1, 2, 4 or 8 bytes");
+  // A partial last tile: each thread loads its own elements, but a key's head needs the
+  // key before it, another thread's: the kernel passes a barrier after load_partial.
+  static constexpr bool partial_barrier = has_keys;
   struct carry {
     int first_head;  // the warp's first head (warp-local index; L::warp_items: none)
   };
@@ -97,9 +146,19 @@ struct segmented_tiles {
 
   TALLY_DEVICE TALLY_FORCEINLINE void copy(unsigned char* stage, std::int64_t base,
                                            unsigned long long* full) const {
-    pipelined::mbarrier_arrive_expect(full, value_bytes + flag_bytes);
-    pipelined::bulk_copy(stage, in + base, value_bytes, full);
-    if constexpr (has_flags) pipelined::bulk_copy(stage + value_bytes, heads.flags + base, flag_bytes, full);
+    if constexpr (has_keys) {
+      // the keys and, before them, the 16 bytes that end with keys[base - 1] (tile 0: none)
+      const unsigned before = base > 0 ? 16u : 0u;
+      pipelined::mbarrier_arrive_expect(full, value_bytes + before + key_bytes);
+      pipelined::bulk_copy(stage, in + base, value_bytes, full);
+      pipelined::bulk_copy(stage + keys_at - before,
+                           reinterpret_cast<const unsigned char*>(heads.keys + base) - before,
+                           before + key_bytes, full);
+    } else {
+      pipelined::mbarrier_arrive_expect(full, value_bytes + flag_bytes);
+      pipelined::bulk_copy(stage, in + base, value_bytes, full);
+      if constexpr (has_flags) pipelined::bulk_copy(stage + value_bytes, heads.flags + base, flag_bytes, full);
+    }
   }
 
   // each thread loads the vectors it scans (padded with x_{n-1}) and their flags (no head
@@ -116,9 +175,21 @@ struct segmented_tiles {
         const std::int64_t e = base + static_cast<std::int64_t>(v) * L::vec + j;
         items.v[j] = in[e < n ? e : n - 1];
         if constexpr (has_flags) stage[value_bytes + v * L::vec + j] = e < n ? heads.flags[e] : 0;
+        // (keys past n: copies of the last; their heads reach no stored result)
+        if constexpr (has_keys) stage_keys(stage)[v * L::vec + j] = heads.keys[e < n ? e : n - 1];
       }
       staged[v] = items;
     }
+    if constexpr (has_keys) {
+      if (warp == 0 && lane == 0 && base > 0) stage_keys(stage)[-1] = heads.keys[base - 1];
+    }
+  }
+
+  TALLY_DEVICE TALLY_FORCEINLINE static key* stage_keys(unsigned char* stage) {
+    return reinterpret_cast<key*>(stage + keys_at);
+  }
+  TALLY_DEVICE TALLY_FORCEINLINE static const key* stage_keys(const unsigned char* stage) {
+    return reinterpret_cast<const key*>(stage + keys_at);
   }
 
   // The heads of the lane's vector v (row r) of tile `tile`.
@@ -126,6 +197,18 @@ struct segmented_tiles {
                                                int v, bool (&h)[L::vec]) const {
     if constexpr (has_flags) {
       segmented_offsets::read_heads<L::vec>(stage + value_bytes, v * L::vec, h);
+    } else if constexpr (has_keys) {
+      // the key before each element: the one before in the stage (before the tile's first:
+      // keys[base - 1], staged in front of them; tile 0's first element is fixed below)
+      (void)r;
+      const key* k = stage_keys(stage) + v * L::vec;
+      key earlier = k[-1];
+#pragma unroll
+      for (int j = 0; j < L::vec; ++j) {
+        const key current = k[j];
+        h[j] = !static_cast<bool>(heads.equal(earlier, current));
+        earlier = current;
+      }
     } else {
       // the vector's first element's place in its segment: one 64-bit remainder of the
       // tile's first element, then 32-bit arithmetic (len < 2^31, checked on the host)
@@ -183,9 +266,13 @@ bool takes(const Acc* in, const Acc* out, std::int64_t n) {
 }
 inline bool takes_heads(const staged_flags& h) { return single_pass::aligned_16(h.flags); }
 inline bool takes_heads(const equal_lengths& h) { return h.len >= 1 && h.len < (std::int64_t{1} << 31); }
+template <class Key, class Equal>
+bool takes_heads(const staged_keys<Key, Equal>& h) {
+  return single_pass::aligned_16(h.keys);
+}
 
 // One segmented scan of n >= 1 elements (the caller checked takes and takes_heads).
-template <class Protocol, bool Exclusive, class Acc, class Op, class Heads, int Rows = tile_rows<Heads>>
+template <class Protocol, bool Exclusive, class Acc, class Op, class Heads, int Rows = tile_rows<Heads, Acc>>
 void scan(const char* function, const Acc* in, Acc* out, std::int64_t n, Heads heads, Acc init, Op op,
           const options& o) {
   using program = segmented_tiles<Exclusive, Acc, Op, Heads, 256, Rows>;
