@@ -1,5 +1,6 @@
 // GPU segmented scans on the pipelined kernel (device/detail/segmented_pipelined.cuh): by
-// head flags, by keys and by equal lengths (the batched scans along the last axis).
+// head flags, by keys, by CSR offsets and by equal lengths (the batched scans along the
+// last axis).
 //
 // The public calls take this path only from segmented_pipelined::min_bytes of values on
 // (32 MiB), so the tests of test_segmented.cu never reach its tile edges; here it runs
@@ -10,8 +11,9 @@
 // the result), inclusive and exclusive, in place, and with heads at tile and warp edges
 // (flags of random density and of one head per tile, and lengths 1, 3, 5, a tile +- 1,
 // one segment longer than many tiles; keys of 1, 4 and 8 bytes, whose heads at a tile's
-// first element need the key before the tile, and a custom equality). One public call per
-// form checks the dispatch.
+// first element need the key before the tile, and a custom equality; CSR offsets of
+// several length patterns, 32- and 64-bit, not covering the whole array). One public call
+// per form checks the dispatch.
 // Results are compared exactly with tally::cpu::sequential.
 #include <cstdint>
 #include <cstring>
@@ -233,6 +235,90 @@ void check_keys(std::uint64_t salt, Equal equal, Op op) {
   }
 }
 
+// CSR offsets over [lead, n - tail) of [0, n): the elements outside them must stay
+// untouched (poisoned). Segment lengths by pattern: 1, 3, a tile + 1, random in [0, 40]
+// with empty segments, random in [0, 3 tiles], one segment. Both protocols, inclusive and
+// exclusive, 32- and 64-bit offsets, against the sequential scan by the flags the offsets
+// give.
+template <class T, class Offset, class Op>
+void check_offsets(std::uint64_t salt, Op op) {
+  using heads_t = sp::offsets_bitmap<const Offset*>;
+  constexpr i64 tile = sp::segmented_tiles<false, T, Op, heads_t>::L::tile_items;
+  const i64 top = top_size<T>();
+  const auto h = values<T>(static_cast<std::size_t>(top), salt);
+  const device_buffer<T> in(h);
+  device_buffer<T> out(h.size() + 1);
+  const T init = init_of<T>();
+  auto g = rng(salt + 1);
+  const std::vector<int> patterns = quick() ? std::vector<int>{1, 3} : std::vector<int>{0, 1, 2, 3, 4, 5};
+  for (const i64 n : edges<T, heads_t>(top)) {
+    for (const int pattern : patterns) {
+      for (const i64 lead : {i64{0}, i64{5}}) {
+        const i64 tail = lead == 0 ? 0 : 3;
+        if (lead + tail >= n) continue;
+        std::vector<Offset> off = {static_cast<Offset>(lead)};
+        for (i64 at = lead; at < n - tail;) {
+          i64 len = 1;
+          switch (pattern) {
+            case 1: len = 3; break;
+            case 2: len = tile + 1; break;
+            case 3: len = static_cast<i64>(g() % 41); break;
+            case 4: len = static_cast<i64>(g() % static_cast<unsigned>(3 * tile + 1)); break;
+            case 5: len = n; break;
+            default: break;
+          }
+          at = at + len < n - tail ? at + len : n - tail;
+          off.push_back(static_cast<Offset>(at));
+        }
+        const i64 segments = static_cast<i64>(off.size()) - 1;
+        std::vector<unsigned char> f(static_cast<std::size_t>(n));
+        for (i64 k = 0; k < segments; ++k) {
+          if (off[static_cast<std::size_t>(k)] < n) f[static_cast<std::size_t>(off[static_cast<std::size_t>(k)])] = 1;
+        }
+        std::vector<T> want(static_cast<std::size_t>(n));
+        const device_buffer<Offset> offsets(off);
+        for (const bool exclusive : {false, true}) {
+          if (exclusive) {
+            seq::exclusive_scan_by_flags(h.begin(), h.begin() + n, f.begin(), want.begin(), init, op);
+          } else {
+            seq::inclusive_scan_by_flags(h.begin(), h.begin() + n, f.begin(), want.begin(), op);
+          }
+          auto check = [&](auto protocol, const char* name) {
+            using P = decltype(protocol);
+            out.poison();
+            const heads_t heads{offsets.data(), segments, nullptr};
+            if (exclusive) {
+              run<P, true>(in.data(), out.data(), n, heads, init, op);
+            } else {
+              run<P, false>(in.data(), out.data(), n, heads, init, op);
+            }
+            TALLY_TEST_CUDA(cudaDeviceSynchronize());
+            const auto got = out.download(static_cast<std::size_t>(n + 1));
+            for (i64 i = 0; i <= n; ++i) {
+              const auto k = static_cast<std::size_t>(i);
+              if (i >= lead && i < n - tail) {
+                ASSERT_TRUE(got[k] == want[k])
+                    << name << (exclusive ? " exclusive" : " inclusive") << ", pattern " << pattern << ", n = " << n
+                    << ", lead " << lead << ": element " << i << " is " << show(got[k]) << ", want " << show(want[k]);
+              } else {
+                ASSERT_TRUE(device_buffer<T>::is_poison(got[k]))
+                    << name << ", pattern " << pattern << ", n = " << n << ": element " << i << " outside the segments was written";
+              }
+            }
+          };
+          check(lookback_protocol{}, "look-back");
+          check(chained_protocol{}, "chained");
+        }
+      }
+    }
+  }
+}
+
+TEST(SegmentedPipelined, OffsetsInt32) { check_offsets<std::int32_t, std::int32_t>(331, tally::plus{}); }
+TEST(SegmentedPipelined, OffsetsDouble64BitOffsets) { check_offsets<double, std::int64_t>(332, tally::plus{}); }
+TEST(SegmentedPipelined, OffsetsNonCommutative4Byte) { check_offsets<affine16, std::int64_t>(333, compose16{}); }
+TEST(SegmentedPipelined, OffsetsNonCommutative8Byte) { check_offsets<affine32, std::uint32_t>(334, compose32{}); }
+
 TEST(SegmentedPipelined, FlagsInt32) { check_flags<std::int32_t>(301, tally::plus{}); }
 TEST(SegmentedPipelined, FlagsUInt64) { check_flags<std::uint64_t>(302, tally::plus{}); }
 TEST(SegmentedPipelined, FlagsNonCommutative4Byte) { check_flags<affine16>(303, compose16{}); }
@@ -343,6 +429,19 @@ TEST(SegmentedPipelined, PublicCalls) {
   for (std::size_t i = 0; i < got.size(); ++i) {
     ASSERT_EQ(got[i], want[i]) << "inclusive_scan_batched (" << rows << ", 1000), element " << i;
   }
+  // CSR offsets: the same heads as the flags
+  std::vector<std::int64_t> off;
+  for (i64 i = 0; i < n; ++i) {
+    if (i == 0 || f[static_cast<std::size_t>(i)] != 0) off.push_back(i);
+  }
+  off.push_back(n);
+  const device_buffer<std::int64_t> offsets(off);
+  out.poison();
+  tally::exclusive_segmented_scan(static_cast<const T*>(in.data()), out.data(), n, offsets.data(),
+                                  static_cast<i64>(off.size()) - 1, T{4});
+  seq::exclusive_scan_by_flags(h.begin(), h.end(), f.begin(), want.begin(), T{4}, tally::plus{});
+  TALLY_TEST_CUDA(cudaDeviceSynchronize());
+  ASSERT_EQ(out.download(h.size()), want) << "exclusive_segmented_scan";
 }
 
 }  // namespace

@@ -66,7 +66,7 @@
 //
 // Memory ordering inside the block: the mbarriers and the compute warps' barrier order
 // it (arrive has release semantics at CTA scope, the wait acquires). The producer writes
-// the stage's tile index before it arrives on FULL, and the bulk copy's bytes are visible
+// the stage's tile index (and the program's prepare its slots) before it arrives on FULL, and the bulk copy's bytes are visible
 // to whoever sees the phase complete. Warp 0 writes the tile index and aggregate, then
 // arrives on AGGREGATED; the look-back warp writes the prefix, then arrives on PREFIXED.
 // The warps' prefixes within a tile, which warp 0 writes in b, are read by every compute
@@ -195,9 +195,10 @@ TALLY_DEVICE TALLY_FORCEINLINE void mbarrier_init(unsigned long long* bar, unsig
 TALLY_DEVICE TALLY_FORCEINLINE void mbarrier_arrive(unsigned long long* bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(shared_address(bar)) : "memory");
 }
-// Arrive, and expect `bytes` more from bulk copies before the phase completes.
-TALLY_DEVICE TALLY_FORCEINLINE void mbarrier_arrive_expect(unsigned long long* bar, unsigned bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(shared_address(bar)),
+// Expect `bytes` more from bulk copies before the phase completes (no arrival: the thread
+// arrives after it, mbarrier_arrive).
+TALLY_DEVICE TALLY_FORCEINLINE void mbarrier_expect(unsigned long long* bar, unsigned bytes) {
+  asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;" ::"r"(shared_address(bar)),
                "r"(bytes)
                : "memory");
 }
@@ -318,7 +319,11 @@ TALLY_DEVICE TALLY_FORCEINLINE void store_rows(const single_pass::vector_of<Acc,
 //   combine()           the operator on totals
 //   first_prefix(t)     tile 0's prefix: an exclusive scan's seed, or none (t: defined bits)
 //   copy(stage, base, bar)          a full tile, by the producer: expect its bytes on the
-//                                   stage's FULL barrier and start its bulk copies
+//                                   stage's FULL barrier and start its bulk copies (the
+//                                   producer arrives on it after prepare)
+//   prepare(stage, tile)            by the producer for every tile, after copy: what the
+//                                   stage holds besides copied bytes (the offsets' write
+//                                   range: segmented_pipelined.cuh)
 //   load_partial(stage, base, w, l) the partial last tile, by each compute thread: what it
 //                                   reads itself in scan and store (partial_barrier: and
 //                                   what others read, after a barrier that the kernel passes)
@@ -352,9 +357,10 @@ struct plain_tiles {
   }
   TALLY_DEVICE TALLY_FORCEINLINE void copy(unsigned char* stage, std::int64_t base,
                                            unsigned long long* full) const {
-    mbarrier_arrive_expect(full, stage_bytes);
+    mbarrier_expect(full, stage_bytes);
     bulk_copy(stage, in + base, stage_bytes, full);
   }
+  TALLY_DEVICE TALLY_FORCEINLINE void prepare(unsigned char*, std::int64_t) const {}
   // each thread loads the vectors it scans, padded with x_{n-1} as in single_pass_scan.cuh
   TALLY_DEVICE TALLY_FORCEINLINE void load_partial(unsigned char* stage, std::int64_t base, int warp,
                                                    int lane) const {
@@ -491,11 +497,10 @@ __global__ void __launch_bounds__(Tiles::tune.kernel_threads(), 3)
       stage_tile[s] = tile;
       stage_epoch[s] = epoch;
       const std::int64_t base = tile * L::tile_items;
-      if (base + L::tile_items <= n) {
-        program.copy(stage(s), base, &full[s]);
-      } else {
-        mbarrier_arrive(&full[s]);  // a partial tile: the compute threads load it
-      }
+      // (a partial tile: no copy, the compute threads load it)
+      if (base + L::tile_items <= n) program.copy(stage(s), base, &full[s]);
+      program.prepare(stage(s), tile);
+      mbarrier_arrive(&full[s]);  // after the copies started and the program's writes
     }
   }
 

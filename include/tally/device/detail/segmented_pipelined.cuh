@@ -1,6 +1,6 @@
 // tally/device/detail/segmented_pipelined.cuh -- the segmented scans by head flags, by
-// keys and by equal lengths (the batched scans along the last axis) of LARGE inputs, on
-// the pipelined kernel of the plain scan (pipelined_scan.cuh).
+// keys, by CSR offsets and by equal lengths (the batched scans along the last axis) of
+// LARGE inputs, on the pipelined kernel of the plain scan (pipelined_scan.cuh).
 //
 // Why. The tile kernel of segmented_offsets.cuh runs one block per tile, and a block that
 // waits for its prefix holds its tile and issues no loads: the same reason the plain
@@ -9,8 +9,9 @@
 // runs a TILE PROGRAM of (head, value) pairs instead of values:
 //   - a stage holds the tile's values and, for the flag forms, its flag bytes behind
 //     them, for the key forms its keys (and the 16 bytes before them, which end with the
-//     key before the tile): the producer starts two bulk copies that complete on the same
-//     FULL barrier; equal lengths read nothing more (a head where (base + i) % len == 0);
+//     key before the tile), for the offsets forms its bits of a head bitmap built before
+//     the scan: the producer starts two bulk copies that complete on the same FULL
+//     barrier; equal lengths read nothing more (a head where (base + i) % len == 0);
 //   - step a scans each warp's rows as pairs under the flag-augmented operator
 //     (segmented_offsets::scan_pair_rows, the tile kernel's own step 2) and keeps the
 //     warp's first head in the warp's CARRY, which the store of the tile needs;
@@ -26,13 +27,24 @@
 // heads of tile 0's first vector are fixed up where they are read, in the scan and in the
 // store (the stage's flag bytes are never written).
 //
+// CSR offsets: a tile cannot find its heads in the offsets itself without putting
+// dependent loads in the pipeline's path. The tile kernel's search (4-6 rounds of
+// dependent loads), run by the producer warp after it drew the ticket, took the scan of
+// segments of 1024 from the tile kernel's 1.49x the copy to 1.46-1.62x, and every tile
+// bound found before the scan still left a dependent load of the tile's offsets (1.43-
+// 1.51x); the bitmap, copied like flags, keeps the pipeline as it is (1.23x; segments of
+// one element cost more: docs/perf-notes.md, session 17). Elements outside [offsets[0],
+// offsets[S]) are not written: the producer reads offsets[0] and offsets[S] for each tile
+// (prepare) and the store skips the elements outside them.
+//
 // Applies to 16-byte aligned pointers to 4- and 8-byte values and 16-byte aligned
 // one-byte flags or keys of 1-8 bytes (bulk copies need 16-byte aligned addresses, and a
 // tile's flags and keys start at a multiple of its items), from min_bytes of values on
 // (segmented.cuh). Tiles with flags: 256 threads x 7 rows x 16 bytes of values (28 KiB,
 // and 7 KiB of flags), two stages (70 KiB), 3 blocks per SM; 8 rows would take 80 KiB and
 // leave room for 2. With keys as many rows as keep a stage within 36 KiB (default_rows):
-// 4 with 4-byte keys beside 4-byte values. Equal lengths: the plain scan's 8 rows
+// 4 with 4-byte keys beside 4-byte values. Equal lengths and offsets (1 KiB of bits a
+// stage): the plain scan's 8 rows
 // (docs/perf-notes.md, session 16: flags 8 rows 1.29x the copy against 7 rows 1.22x,
 // int32 keys 5 rows 1.80x and 3 rows 1.86x against 4 rows 1.71x).
 #pragma once
@@ -48,7 +60,9 @@
 #include "tally/core/segmented.hpp"
 #include "tally/device/detail/pipelined_scan.cuh"
 #include "tally/device/detail/segmented_offsets.cuh"
+#include "tally/device/detail/segmented_scan.cuh"
 #include "tally/device/detail/single_pass_scan.cuh"
+#include "tally/device/detail/storage.cuh"
 #include "tally/device/detail/tile_state.cuh"
 
 namespace tally::detail::segmented_pipelined {
@@ -72,6 +86,21 @@ struct staged_keys {
   const Key* keys;
   Equal equal;
 };
+// CSR offsets (any random-access iterator of integers, segments >= 1): segment k is
+// [offsets[k], offsets[k+1]). Before the scan, the heads become a bitmap of n bits
+// (segmented_scan.cuh's build_bitmap: a memset and one pass over the offsets), which the
+// stage holds behind the values (one bulk copy, 1/32 of the values' bytes for 4-byte
+// values); the producer also reads offsets[0] and offsets[S], the range the scan writes.
+template <class Offsets>
+struct offsets_bitmap {
+  Offsets offsets;
+  std::int64_t segments;
+  const std::uint32_t* words;  // the bitmap (set by scan)
+};
+template <class Heads>
+inline constexpr bool is_offsets_v = false;
+template <class Offsets>
+inline constexpr bool is_offsets_v<offsets_bitmap<Offsets>> = true;
 template <class Heads>
 inline constexpr bool is_keys_v = false;
 template <class Key, class Equal>
@@ -91,8 +120,8 @@ struct key_of<staged_keys<Key, Equal>> {
 // (32 KiB) (docs/perf-notes.md, session 16).
 template <class Heads, class Acc>
 constexpr int default_rows() {
-  if constexpr (std::is_same_v<Heads, equal_lengths>) {
-    return 8;
+  if constexpr (std::is_same_v<Heads, equal_lengths> || is_offsets_v<Heads>) {
+    return 8;  // (offsets: a bitmap of 1 KiB beside 32 KiB of values)
   } else {
     constexpr int row_bytes = 256 * 16;  // values of one row of the tile
     constexpr int extra = row_bytes / static_cast<int>(sizeof(Acc)) *
@@ -114,20 +143,28 @@ struct segmented_tiles {
   using vector = single_pass::vector_of<Acc, L::vec>;
   static constexpr bool has_flags = std::is_same_v<Heads, staged_flags>;
   static constexpr bool has_keys = is_keys_v<Heads>;
+  static constexpr bool has_offsets = is_offsets_v<Heads>;
   using key = typename key_of<Heads>::type;
   static constexpr unsigned value_bytes = pipelined::tile_bytes<Acc, tune>();
   // behind the values: the flag bytes, or 16 bytes (the key before the tile) and the keys
   static constexpr unsigned flag_bytes = has_flags ? static_cast<unsigned>(L::tile_items) : 0u;
   static constexpr unsigned key_bytes = has_keys ? static_cast<unsigned>(L::tile_items * sizeof(key)) : 0u;
   static constexpr unsigned keys_at = value_bytes + 16u;  // the tile's first key
-  static constexpr unsigned extra_bytes = has_keys ? 16u + key_bytes : flag_bytes;
+  // offsets: the tile's bits of the head bitmap, then the range the scan writes (two
+  // 8-byte slots, written by the producer: prepare)
+  static constexpr unsigned bitmap_bytes = has_offsets ? static_cast<unsigned>(L::tile_items / 8) : 0u;
+  static constexpr unsigned slots_at = value_bytes + bitmap_bytes;
+  static constexpr unsigned extra_bytes =
+      has_keys ? 16u + key_bytes : (has_offsets ? bitmap_bytes + 16u : flag_bytes);
   // rounded up to 128 bytes: the next stage starts aligned
   static constexpr unsigned stage_bytes = (value_bytes + extra_bytes + 127u) / 128u * 128u;
   static_assert(value_bytes % 128 == 0 && extra_bytes % 16 == 0, "bulk copies of 16-byte multiples");
   static_assert(!has_keys || (sizeof(key) <= 8 && 16 % sizeof(key) == 0), "keys of 1, 2, 4 or 8 bytes");
+  static_assert(!has_offsets || L::tile_items % 128 == 0, "whole 16-byte words of bits a tile");
   // A partial last tile: each thread loads its own elements, but a key's head needs the
-  // key before it, another thread's: the kernel passes a barrier after load_partial.
-  static constexpr bool partial_barrier = has_keys;
+  // key before it, and the bitmap's words hold other threads' heads: the kernel passes a
+  // barrier after load_partial.
+  static constexpr bool partial_barrier = has_keys || has_offsets;
   struct carry {
     int first_head;  // the warp's first head (warp-local index; L::warp_items: none)
   };
@@ -149,16 +186,41 @@ struct segmented_tiles {
     if constexpr (has_keys) {
       // the keys and, before them, the 16 bytes that end with keys[base - 1] (tile 0: none)
       const unsigned before = base > 0 ? 16u : 0u;
-      pipelined::mbarrier_arrive_expect(full, value_bytes + before + key_bytes);
+      pipelined::mbarrier_expect(full, value_bytes + before + key_bytes);
       pipelined::bulk_copy(stage, in + base, value_bytes, full);
       pipelined::bulk_copy(stage + keys_at - before,
                            reinterpret_cast<const unsigned char*>(heads.keys + base) - before,
                            before + key_bytes, full);
     } else {
-      pipelined::mbarrier_arrive_expect(full, value_bytes + flag_bytes);
+      pipelined::mbarrier_expect(full, value_bytes + flag_bytes + bitmap_bytes);
       pipelined::bulk_copy(stage, in + base, value_bytes, full);
       if constexpr (has_flags) pipelined::bulk_copy(stage + value_bytes, heads.flags + base, flag_bytes, full);
+      if constexpr (has_offsets) {
+        pipelined::bulk_copy(stage + value_bytes, heads.words + base / 32, bitmap_bytes, full);
+      }
     }
+  }
+
+  // Offsets: the range the scan writes, [offsets[0], offsets[S]) within [0, n), to the
+  // stage's slots, by the producer (segmented_offsets.cuh: nothing outside the segments is
+  // written; the producer arrives on FULL after these writes). Two loads that hit L2 after
+  // the first tiles, while the tile's copies are in flight.
+  TALLY_DEVICE TALLY_FORCEINLINE void prepare(unsigned char* stage, std::int64_t) const {
+    if constexpr (has_offsets) {
+      const auto from = static_cast<std::int64_t>(heads.offsets[0]);
+      const auto to = static_cast<std::int64_t>(heads.offsets[heads.segments]);
+      std::int64_t* slot = slots(stage);
+      slot[0] = from;
+      slot[1] = to < n ? to : n;
+    } else {
+      (void)stage;
+    }
+  }
+  TALLY_DEVICE TALLY_FORCEINLINE static std::int64_t* slots(unsigned char* stage) {
+    return reinterpret_cast<std::int64_t*>(stage + slots_at);
+  }
+  TALLY_DEVICE TALLY_FORCEINLINE static const std::int64_t* slots(const unsigned char* stage) {
+    return reinterpret_cast<const std::int64_t*>(stage + slots_at);
   }
 
   // each thread loads the vectors it scans (padded with x_{n-1}) and their flags (no head
@@ -183,6 +245,15 @@ struct segmented_tiles {
     if constexpr (has_keys) {
       if (warp == 0 && lane == 0 && base > 0) stage_keys(stage)[-1] = heads.keys[base - 1];
     }
+    if constexpr (has_offsets) {
+      // the tile's words of the bitmap (ceil(n / 32) words in all), zero past them
+      const std::int64_t words = (n + 31) / 32;
+      auto* bits = reinterpret_cast<std::uint32_t*>(stage + value_bytes);
+      for (int w = warp * 32 + lane; w < L::tile_items / 32; w += ComputeThreads) {
+        const std::int64_t at = base / 32 + w;
+        bits[w] = at < words ? heads.words[at] : 0u;
+      }
+    }
   }
 
   TALLY_DEVICE TALLY_FORCEINLINE static key* stage_keys(unsigned char* stage) {
@@ -197,6 +268,12 @@ struct segmented_tiles {
                                                int v, bool (&h)[L::vec]) const {
     if constexpr (has_flags) {
       segmented_offsets::read_heads<L::vec>(stage + value_bytes, v * L::vec, h);
+    } else if constexpr (has_offsets) {
+      (void)r;
+      const int i = v * L::vec;  // (vec divides 32: a vector's bits lie in one word)
+      const unsigned w = reinterpret_cast<const unsigned*>(stage + value_bytes)[i / 32] >> (i % 32);
+#pragma unroll
+      for (int k = 0; k < L::vec; ++k) h[k] = ((w >> k) & 1u) != 0;
     } else if constexpr (has_keys) {
       // the key before each element: the one before in the stage (before the tile's first:
       // keys[base - 1], staged in front of them; tile 0's first element is fixed below)
@@ -241,6 +318,13 @@ struct segmented_tiles {
     Op o = op;
     const std::int64_t base = tile * L::tile_items;
     const auto heads_of_row = [&](int r, int v, bool(&h)[L::vec]) { heads_of(stage, tile, r, v, h); };
+    // the range this scan writes: [0, n), offsets [offsets[0], offsets[S]) within it
+    std::int64_t write_from = 0, write_to = n;
+    if constexpr (has_offsets) {
+      write_from = slots(stage)[0];
+      write_to = slots(stage)[1];
+    }
+    const bool inside = base >= write_from && base + L::tile_items <= write_to;
     // (the prefix's value without a prefix: defined bits, never used)
 #pragma unroll
     for (int r = 0; r < L::rows; ++r) {
@@ -248,7 +332,15 @@ struct segmented_tiles {
       segmented_offsets::finish_pair_row<L, Exclusive>(reinterpret_cast<const vector*>(stage), warp,
                                                       lane, r, heads_of_row, warp_prefix.value.value,
                                                       warp_prefix.present, c.first_head, init, o, x);
-      single_pass::store_row<L>(out, base, n, warp, lane, r, x);
+      const std::int64_t at = base + warp * L::warp_items + r * L::row_items + lane * L::vec;
+      if (inside) {
+        single_pass::store_vector<L::vec>(out, at, x);
+      } else {
+#pragma unroll
+        for (int k = 0; k < L::vec; ++k) {
+          if (at + k >= write_from && at + k < write_to) out[at + k] = x[k];
+        }
+      }
     }
   }
 };
@@ -266,22 +358,35 @@ bool takes(const Acc* in, const Acc* out, std::int64_t n) {
 }
 inline bool takes_heads(const staged_flags& h) { return single_pass::aligned_16(h.flags); }
 inline bool takes_heads(const equal_lengths& h) { return h.len >= 1 && h.len < (std::int64_t{1} << 31); }
+template <class Offsets>
+bool takes_heads(const offsets_bitmap<Offsets>& h) {
+  return h.segments >= 1;
+}
 template <class Key, class Equal>
 bool takes_heads(const staged_keys<Key, Equal>& h) {
   return single_pass::aligned_16(h.keys);
 }
 
 // One segmented scan of n >= 1 elements (the caller checked takes and takes_heads).
-template <class Protocol, bool Exclusive, class Acc, class Op, class Heads, int Rows = tile_rows<Heads, Acc>>
+template <class Protocol, bool Exclusive, class Acc, class Op, class Heads, int Rows = tile_rows<Heads, Acc>,
+          int Stages = 2>
 void scan(const char* function, const Acc* in, Acc* out, std::int64_t n, Heads heads, Acc init, Op op,
           const options& o) {
-  using program = segmented_tiles<Exclusive, Acc, Op, Heads, 256, Rows>;
+  using program = segmented_tiles<Exclusive, Acc, Op, Heads, 256, Rows, Stages>;
   using pair = flagged<Acc>;
   constexpr std::int64_t items = program::L::tile_items;
   const std::int64_t tiles = ceil_div(n, items);
   if (tiles > 0x7fffffff) {
     throw_invalid(function, "n", "needs more than 2^31 - 1 tiles of " + std::to_string(items) +
                                      " elements");
+  }
+  // offsets: the head bitmap first, in a stream-ordered allocation (n / 8 bytes)
+  scoped_storage bits(function, "", nullptr, 0,
+                      is_offsets_v<Heads> ? segmented::bitmap_bytes(n) + storage_alignment : 0, o.stream);
+  if constexpr (is_offsets_v<Heads>) {
+    auto* words = reinterpret_cast<std::uint32_t*>(bits.aligned());
+    segmented::build_bitmap(function, heads.offsets, heads.segments, n, words, o.stream);
+    heads.words = words;
   }
   single_pass::with_tile_state<pair>(
       function, "(none: segmented scans take no caller storage)", tiles, 0, o,
