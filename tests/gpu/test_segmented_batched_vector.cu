@@ -18,48 +18,19 @@
 #include <cstdint>
 #include <random>
 #include <span>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "test_affine.cuh"
 #include "test_common.cuh"
 
 namespace {
 
 using namespace tally_test;
+using namespace tally_test::affine;
 namespace seq = tally::cpu::sequential;
 using i64 = std::int64_t;
-
-struct affine16 {
-  std::uint16_t a, b;
-  bool operator==(const affine16&) const = default;
-};
-struct compose16 {
-  TALLY_HOST_DEVICE affine16 operator()(const affine16& f, const affine16& g) const {
-    return {static_cast<std::uint16_t>(g.a * f.a), static_cast<std::uint16_t>(g.a * f.b + g.b)};
-  }
-};
-struct affine32 {
-  std::uint32_t a, b;
-  bool operator==(const affine32&) const = default;
-};
-struct compose32 {
-  TALLY_HOST_DEVICE affine32 operator()(const affine32& f, const affine32& g) const {
-    return {g.a * f.a, g.a * f.b + g.b};
-  }
-};
-
-template <class T>
-std::string show(const T& x) {
-  std::ostringstream s;
-  if constexpr (requires { x.a; }) {
-    s << "(" << +x.a << ", " << +x.b << ")";
-  } else {
-    s << x;
-  }
-  return s.str();
-}
 
 using batched_case = std::pair<std::vector<i64>, int>;  // shape, axis
 

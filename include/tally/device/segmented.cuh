@@ -41,11 +41,11 @@
 //   a search, compares its keys, copies its flags, or computes them for batched scans
 //   along the last axis (device/detail/segmented_offsets.cuh); from 32 MiB of values on,
 //   the scans by flags, by keys (16-byte aligned pointers to keys of 1-8 bytes), by
-//   offsets (segments of 4 or more elements on average; the heads first become a bitmap)
-//   and of equal lengths run the pipelined kernel of the plain scan instead, a block
-//   working on the next tile while it waits for a prefix
-//   (device/detail/segmented_pipelined.cuh); any other input the pair scan of
-//   device/detail/segmented_scan.cuh, where the offsets forms first build a head bitmap.
+//   offsets (the heads first become a bitmap) and of equal lengths run the pipelined
+//   kernel of the plain scan instead, a block working on the next tile while it waits
+//   for a prefix (device/detail/segmented_pipelined.cuh); any other input the pair scan
+//   of device/detail/segmented_scan.cuh, where the offsets forms first build a head
+//   bitmap.
 //   Batched scans along the last axis are segmented scans of equal lengths, along another
 //   axis a tiled scan of all columns side by side with a look-back per column
 //   (device/detail/strided_scan.cuh; two 4-byte columns: a scan of 8-byte column pairs).
@@ -185,20 +185,17 @@ void keys_scan(const char* function, Keys keys, In in, Out out, std::int64_t n, 
 }
 
 // The offsets forms. 16-byte aligned pointers to a 4- or 8-byte accumulator type take the
-// pipelined kernel from segmented_pipelined::min_bytes of values on where the segments
-// are 4 elements long or longer on average (it first builds the head bitmap: a pass over
-// the offsets that costs more than the tile kernel's own search for segments of one
-// element; docs/perf-notes.md, session 17), else the tile kernel, which finds each tile's
-// heads in the offsets itself (one launch); anything else the head bitmap, then the scan
-// over [0, n) restricted to the segments (segmented_scan.cuh).
+// pipelined kernel from segmented_pipelined::min_bytes of values on (the head bitmap
+// first, then the scan), else the tile kernel, which finds each tile's heads in the
+// offsets itself (one launch); anything else the head bitmap, then the scan over [0, n)
+// restricted to the segments (segmented_scan.cuh).
 template <bool Exclusive, bool Seeded, class Acc, class In, class Out, class Offsets, class Op>
 void offsets_scan(const char* function, In in, Out out, std::int64_t n, Offsets offsets,
                   std::int64_t num_segments, Acc init, Op op, const options& o) {
   if constexpr (!Seeded && segmented_offsets::acc_pointer_v<Acc, In> &&
                 segmented_offsets::acc_pointer_v<Acc, Out>) {
     if (single_pass::aligned_16(in) && single_pass::aligned_16(out)) {
-      if (num_segments <= n / 4 &&
-          pipelined_kernel<Exclusive>(function, in, out, n,
+      if (pipelined_kernel<Exclusive>(function, in, out, n,
                                       segmented_pipelined::offsets_bitmap<Offsets>{offsets, num_segments, nullptr},
                                       init, op, o)) {
         return;

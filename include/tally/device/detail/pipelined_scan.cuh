@@ -307,6 +307,28 @@ TALLY_DEVICE TALLY_FORCEINLINE void store_rows(const single_pass::vector_of<Acc,
   }
 }
 
+// A partial last tile, by each compute thread: the vectors it scans, padded with x_{n-1}
+// as in single_pass_scan.cuh; each(v, j, e) is called for element j of vector v (global
+// index e, possibly >= n) for what a program stages beside the values.
+template <class L, class Acc, class Each>
+TALLY_DEVICE TALLY_FORCEINLINE void load_partial_values(unsigned char* stage, const Acc* in,
+                                                        std::int64_t base, std::int64_t n, int warp,
+                                                        int lane, const Each& each) {
+  auto* staged = reinterpret_cast<single_pass::vector_of<Acc, L::vec>*>(stage);
+#pragma unroll
+  for (int r = 0; r < L::rows; ++r) {
+    const int v = single_pass::staged_index<L>(warp, lane, r);
+    single_pass::vector_of<Acc, L::vec> items;
+#pragma unroll
+    for (int j = 0; j < L::vec; ++j) {
+      const std::int64_t e = base + static_cast<std::int64_t>(v) * L::vec + j;
+      items.v[j] = in[e < n ? e : n - 1];
+      each(v, j, e);
+    }
+    staged[v] = items;
+  }
+}
+
 // ---- tile programs ------------------------------------------------------------------------------
 // The kernel below runs the pipeline (the producer, the look-back warp, the barriers);
 // a TILE PROGRAM says what a stage holds and how the compute warps scan and store it, so
@@ -361,21 +383,10 @@ struct plain_tiles {
     bulk_copy(stage, in + base, stage_bytes, full);
   }
   TALLY_DEVICE TALLY_FORCEINLINE void prepare(unsigned char*, std::int64_t) const {}
-  // each thread loads the vectors it scans, padded with x_{n-1} as in single_pass_scan.cuh
+  // each thread loads the vectors it scans, padded with x_{n-1}
   TALLY_DEVICE TALLY_FORCEINLINE void load_partial(unsigned char* stage, std::int64_t base, int warp,
                                                    int lane) const {
-    auto* staged = reinterpret_cast<vector*>(stage);
-#pragma unroll
-    for (int r = 0; r < L::rows; ++r) {
-      const int v = single_pass::staged_index<L>(warp, lane, r);
-      vector items;
-#pragma unroll
-      for (int j = 0; j < L::vec; ++j) {
-        const std::int64_t e = base + static_cast<std::int64_t>(v) * L::vec + j;
-        items.v[j] = in[e < n ? e : n - 1];
-      }
-      staged[v] = items;
-    }
+    load_partial_values<L>(stage, in, base, n, warp, lane, [](int, int, std::int64_t) {});
   }
   TALLY_DEVICE TALLY_FORCEINLINE Acc scan(unsigned char* stage, std::int64_t, int warp, int lane,
                                           carry&) const {

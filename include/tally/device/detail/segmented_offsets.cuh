@@ -627,6 +627,23 @@ __global__ void __launch_bounds__(block_threads)
 }
 
 // ---- the host side ------------------------------------------------------------------------
+// Calls launch(tiles, state) for a segmented call of n >= 1 elements in tiles of `items`:
+// checks the tile count (descriptors index tiles in 32 bits) and takes the state of
+// (head, value) pairs (no caller storage). For this file's kernel and the pipelined one
+// (segmented_pipelined.cuh).
+template <class Acc, class Launch>
+void with_pair_state(const char* function, std::int64_t n, std::int64_t items, const options& o,
+                     Launch&& launch) {
+  const std::int64_t tiles = ceil_div(n, items);
+  if (tiles > 0x7fffffff) {
+    throw_invalid(function, "n", "needs more than 2^31 - 1 tiles of " + std::to_string(items) +
+                                     " elements");
+  }
+  single_pass::with_tile_state<flagged<Acc>>(
+      function, "(none: segmented scans take no caller storage)", tiles, 0, o,
+      [&](single_pass::tile_state<flagged<Acc>> state) { launch(tiles, state); });
+}
+
 // One launch over [0, n), n >= 1 (and segments >= 1 for offsets); the caller checked the
 // arguments and the pointers (acc_pointer_v, 16-byte alignment; flags: byte_flags_v).
 template <mode Mode, class Protocol, int Rows = tile_rows, class Acc, class Out, class Source, class Op>
@@ -635,14 +652,8 @@ void run(const char* function, const Acc* in, Out out, std::int64_t n, Source so
   using pair = flagged<Acc>;
   constexpr int vec = vec_of<Acc>;
   constexpr std::int64_t items = std::int64_t{block_threads} * Rows * vec;
-  const std::int64_t tiles = ceil_div(n, items);
-  if (tiles > 0x7fffffff) {
-    throw_invalid(function, "n", "needs more than 2^31 - 1 tiles of " + std::to_string(items) +
-                                     " elements");
-  }
-  single_pass::with_tile_state<pair>(
-      function, "(none: segmented scans take no caller storage)", tiles, 0, o,
-      [&](single_pass::tile_state<pair> state) {
+  with_pair_state<Acc>(
+      function, n, items, o, [&](std::int64_t tiles, single_pass::tile_state<pair> state) {
         const auto grid = static_cast<unsigned>(tiles);
         // the deterministic look-back only where it differs (single_pass::launch)
         if constexpr (Protocol::has_deterministic_mode && !single_pass::exact_values<Acc>::value) {

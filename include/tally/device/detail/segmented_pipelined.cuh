@@ -30,12 +30,13 @@
 // CSR offsets: a tile cannot find its heads in the offsets itself without putting
 // dependent loads in the pipeline's path. The tile kernel's search (4-6 rounds of
 // dependent loads), run by the producer warp after it drew the ticket, took the scan of
-// segments of 1024 from the tile kernel's 1.49x the copy to 1.46-1.62x, and every tile
-// bound found before the scan still left a dependent load of the tile's offsets (1.43-
-// 1.51x); the bitmap, copied like flags, keeps the pipeline as it is (1.23x; segments of
-// one element cost more: docs/perf-notes.md, session 17). Elements outside [offsets[0],
-// offsets[S]) are not written: the producer reads offsets[0] and offsets[S] for each tile
-// (prepare) and the store skips the elements outside them.
+// segments of 1024 from the tile kernel's 1.49x the copy to 1.46-1.62x, and with every
+// tile's bounds found before the scan the loads of its offsets still left it at 1.43-
+// 1.51x; the bitmap, copied like flags, leaves the pipeline as it is: 1.22x, 1.91x for
+// segments of one element, where the bitmap's pass over 2^26 offsets takes 0.73x the
+// copy (docs/perf-notes.md, session 17). Elements outside [offsets[0], offsets[S]) are
+// not written: the producer reads offsets[0] and offsets[S] for each tile (prepare) and
+// the store skips the elements outside them.
 //
 // Applies to 16-byte aligned pointers to 4- and 8-byte values and 16-byte aligned
 // one-byte flags or keys of 1-8 bytes (bulk copies need 16-byte aligned addresses, and a
@@ -227,21 +228,12 @@ struct segmented_tiles {
   // past n)
   TALLY_DEVICE TALLY_FORCEINLINE void load_partial(unsigned char* stage, std::int64_t base, int warp,
                                                    int lane) const {
-    auto* staged = reinterpret_cast<vector*>(stage);
-#pragma unroll
-    for (int r = 0; r < L::rows; ++r) {
-      const int v = single_pass::staged_index<L>(warp, lane, r);
-      vector items;
-#pragma unroll
-      for (int j = 0; j < L::vec; ++j) {
-        const std::int64_t e = base + static_cast<std::int64_t>(v) * L::vec + j;
-        items.v[j] = in[e < n ? e : n - 1];
-        if constexpr (has_flags) stage[value_bytes + v * L::vec + j] = e < n ? heads.flags[e] : 0;
-        // (keys past n: copies of the last; their heads reach no stored result)
-        if constexpr (has_keys) stage_keys(stage)[v * L::vec + j] = heads.keys[e < n ? e : n - 1];
-      }
-      staged[v] = items;
-    }
+    pipelined::load_partial_values<L>(stage, in, base, n, warp, lane, [&](int v, int j, std::int64_t e) {
+      (void)v, (void)j, (void)e;  // (equal lengths and offsets stage nothing here)
+      if constexpr (has_flags) stage[value_bytes + v * L::vec + j] = e < n ? heads.flags[e] : 0;
+      // (keys past n: copies of the last; their heads reach no stored result)
+      if constexpr (has_keys) stage_keys(stage)[v * L::vec + j] = heads.keys[e < n ? e : n - 1];
+    });
     if constexpr (has_keys) {
       if (warp == 0 && lane == 0 && base > 0) stage_keys(stage)[-1] = heads.keys[base - 1];
     }
@@ -374,12 +366,6 @@ void scan(const char* function, const Acc* in, Acc* out, std::int64_t n, Heads h
           const options& o) {
   using program = segmented_tiles<Exclusive, Acc, Op, Heads, 256, Rows, Stages>;
   using pair = flagged<Acc>;
-  constexpr std::int64_t items = program::L::tile_items;
-  const std::int64_t tiles = ceil_div(n, items);
-  if (tiles > 0x7fffffff) {
-    throw_invalid(function, "n", "needs more than 2^31 - 1 tiles of " + std::to_string(items) +
-                                     " elements");
-  }
   // offsets: the head bitmap first, in a stream-ordered allocation (n / 8 bytes)
   scoped_storage bits(function, "", nullptr, 0,
                       is_offsets_v<Heads> ? segmented::bitmap_bytes(n) + storage_alignment : 0, o.stream);
@@ -388,9 +374,8 @@ void scan(const char* function, const Acc* in, Acc* out, std::int64_t n, Heads h
     segmented::build_bitmap(function, heads.offsets, heads.segments, n, words, o.stream);
     heads.words = words;
   }
-  single_pass::with_tile_state<pair>(
-      function, "(none: segmented scans take no caller storage)", tiles, 0, o,
-      [&](single_pass::tile_state<pair> state) {
+  segmented_offsets::with_pair_state<Acc>(
+      function, n, program::L::tile_items, o, [&](std::int64_t tiles, single_pass::tile_state<pair> state) {
         single_pass::with_determinism<Protocol, Acc>(o.deterministic, [&](auto mode) {
           pipelined::launch<Protocol, decltype(mode)::value>(
               function, program{in, out, n, heads, init, op}, tiles, state, single_pass::no_stall{},

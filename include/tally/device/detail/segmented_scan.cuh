@@ -436,43 +436,76 @@ void scan(const char* function, In in, Out out, std::int64_t n, Heads heads, Acc
 }
 
 // ---- offsets -> head bitmap ---------------------------------------------------------------
-// The bitmap is zeroed (cudaMemsetAsync, n / 8 bytes), then one thread per offset k < S
-// sets bit offsets[k] (offsets[S] is the end, not a head). Neighbouring offsets often
-// share a 32-bit word (all 32 lanes of a warp do for segments of one element), so the
-// lanes of a warp first OR their bits together per word (a log-step reduction over lanes
-// holding the same word) and only the first lane of each run of equal words does the
-// global atomicOr: at most n / 32 atomics in all, one per word. Offsets outside [0, n)
-// are ignored, which keeps an invalid offsets list memory-safe; unsorted offsets still
-// give the right bits (equal words that are not neighbours are OR-ed twice, harmlessly).
+// The bitmap is zeroed (cudaMemsetAsync, n / 8 bytes), then bit offsets[k] is set for
+// every k < S (offsets[S] is the end, not a head). Each thread takes a run of Run
+// consecutive offsets (one 16-byte load per 4 of them where the offsets are a 16-byte
+// aligned pointer to 4-byte integers), ORs the bits that fall in one 32-bit word together
+// and sets them with one global atomicOr per word (sorted offsets: one per word the run
+// touches). Runs of 32 where the segments are shorter than 8 elements on average (about
+// one atomic per run), else runs of 4 (a run's offsets fall in different words anyway,
+// and shorter runs keep enough threads busy: runs of 32 over 2^21 offsets took 34 us). Offsets outside [0, n) are ignored, which keeps an invalid offsets list
+// memory-safe; unsorted offsets still give the right bits (a word met twice is OR-ed
+// twice, harmlessly).
 // (Version 1 had one block per 8192 elements find its offsets by binary search and set
-// bits with shared atomics: 305 us for 2^26 one-element segments on an H100, 32 lanes
-// on one word and 26 dependent loads per block; perf-notes.md.)
+// bits with shared atomics: 305 us for 2^26 one-element segments on an H100. Version 2
+// took one offset a thread and OR-ed the bits of a word across the warp by shuffles, 17
+// shuffles an offset: with 4 offsets a lane in flight it still took 216 us for them on an
+// H200, bound by the shuffles; these runs take 96 us: docs/perf-notes.md, session 17.)
 inline constexpr int bitmap_threads = 256;
 
-template <class Offsets>
+template <int Run, class Offsets>
 __global__ void __launch_bounds__(bitmap_threads)
     heads_bitmap_kernel(Offsets offsets, std::int64_t num_segments, std::int64_t n,
                         std::uint32_t* words) {
-  const int lane = warp::lane_id();
-  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * bitmap_threads;
-  // every lane of a warp runs the same iterations (the shuffles need all 32)
-  for (std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * bitmap_threads +
-                            (threadIdx.x & ~31u);
+  constexpr int bitmap_run = Run;  // offsets a thread
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * bitmap_threads * bitmap_run;
+  bool vectors = false;  // the runs load as 16-byte vectors
+  if constexpr (std::is_pointer_v<Offsets>) {
+    using offset = std::remove_cv_t<std::remove_pointer_t<Offsets>>;
+    vectors = sizeof(offset) == 4 && std::is_integral_v<offset> &&
+              reinterpret_cast<std::uintptr_t>(offsets) % 16 == 0;
+  }
+  for (std::int64_t first = (static_cast<std::int64_t>(blockIdx.x) * bitmap_threads + threadIdx.x) * bitmap_run;
        first < num_segments; first += stride) {
-    const std::int64_t k = first + lane;
-    const std::int64_t p = k < num_segments ? static_cast<std::int64_t>(offsets[k]) : -1;
-    const bool valid = p >= 0 && p < n;
-    // lanes without a bit take a word no other lane has (negative)
-    const std::int64_t word = valid ? p >> 5 : -1 - lane;
-    std::uint32_t bits = valid ? 1u << (p & 31) : 0u;
+    std::int64_t p[bitmap_run];
+    if constexpr (std::is_pointer_v<Offsets>) {
+      if (vectors && first + bitmap_run <= num_segments) {
+        const auto* v = reinterpret_cast<const int4*>(offsets + first);
 #pragma unroll
-    for (int d = 1; d < 32; d *= 2) {
-      const std::uint32_t other_bits = __shfl_down_sync(warp::full_mask, bits, d);
-      const std::int64_t other_word = __shfl_down_sync(warp::full_mask, word, d);
-      if (lane + d < 32 && other_word == word) bits |= other_bits;
+        for (int q = 0; q < bitmap_run / 4; ++q) {
+          const int4 x = v[q];
+          p[4 * q] = static_cast<std::int64_t>(static_cast<std::remove_pointer_t<Offsets>>(x.x));
+          p[4 * q + 1] = static_cast<std::int64_t>(static_cast<std::remove_pointer_t<Offsets>>(x.y));
+          p[4 * q + 2] = static_cast<std::int64_t>(static_cast<std::remove_pointer_t<Offsets>>(x.z));
+          p[4 * q + 3] = static_cast<std::int64_t>(static_cast<std::remove_pointer_t<Offsets>>(x.w));
+        }
+      } else {
+#pragma unroll
+        for (int i = 0; i < bitmap_run; ++i) {
+          p[i] = first + i < num_segments ? static_cast<std::int64_t>(offsets[first + i]) : -1;
+        }
+      }
+    } else {
+#pragma unroll
+      for (int i = 0; i < bitmap_run; ++i) {
+        p[i] = first + i < num_segments ? static_cast<std::int64_t>(offsets[first + i]) : -1;
+      }
     }
-    const std::int64_t previous_word = __shfl_up_sync(warp::full_mask, word, 1);
-    if (valid && (lane == 0 || previous_word != word)) atomicOr(words + word, bits);
+    std::int64_t word = -1;  // the word being gathered (-1: none)
+    std::uint32_t bits = 0;
+#pragma unroll
+    for (int i = 0; i < bitmap_run; ++i) {
+      if (p[i] >= 0 && p[i] < n) {
+        const std::int64_t w = p[i] >> 5;
+        if (w != word) {
+          if (word >= 0) atomicOr(words + word, bits);
+          word = w;
+          bits = 0;
+        }
+        bits |= 1u << (p[i] & 31);
+      }
+    }
+    if (word >= 0) atomicOr(words + word, bits);
   }
 }
 
@@ -485,10 +518,19 @@ void build_bitmap(const char* function, Offsets offsets, std::int64_t num_segmen
                   std::uint32_t* words, cudaStream_t stream) {
   TALLY_CUDA_CHECK(cudaMemsetAsync(words, 0, bitmap_bytes(n), stream), function);
   if (num_segments == 0) return;
-  // enough blocks to fill the GPU; each thread strides over the offsets
-  const std::int64_t blocks = std::min<std::int64_t>(ceil_div(num_segments, bitmap_threads), 4096);
-  heads_bitmap_kernel<<<static_cast<unsigned>(blocks), bitmap_threads, 0, stream>>>(
-      offsets, num_segments, n, words);
+  // enough blocks to fill the GPU; each thread strides over runs of the offsets
+  const auto launch = [&](auto run) {
+    constexpr int r = decltype(run)::value;
+    const std::int64_t blocks =
+        std::min<std::int64_t>(ceil_div(num_segments, std::int64_t{bitmap_threads} * r), 4096);
+    heads_bitmap_kernel<r><<<static_cast<unsigned>(blocks), bitmap_threads, 0, stream>>>(
+        offsets, num_segments, n, words);
+  };
+  if (num_segments > n / 8) {
+    launch(std::integral_constant<int, 32>{});
+  } else {
+    launch(std::integral_constant<int, 4>{});
+  }
   TALLY_CUDA_CHECK_LAUNCH("heads_bitmap_kernel", function);
 }
 
