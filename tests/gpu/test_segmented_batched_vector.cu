@@ -8,9 +8,13 @@
 //   - rows of >= 128 bytes along a non-last axis through columns_kernel (strided_scan.cuh):
 //     chains of tiles with the windowed look-back, partial column groups and chunks, tiles
 //     that hold a whole line;
-//   - along the last axis, the tile kernel with computed heads;
-// and shapes beside them that keep strided_kernel (rows narrower than 128 bytes) or take
-// one thread per line. A non-commutative operator (affine maps x -> a x + b composed in
+//   - along the last axis, lines that fill 3/4 of a tile in tiles of whole lines
+//     (whole_lines.cuh: small tiles of 2048 values, large ones of 8 rows; lengths that
+//     are not a multiple of 4, one-element lines, a last tile that ends inside a 16-byte
+//     word), the tile kernel with computed heads for the others (lines of 5000 and 6000);
+//   - lines of at most 32 rows along another axis: one thread per line, or four 4-byte
+//     lines a thread (short_line_words_kernel) from 2^16 such words on;
+// and shapes beside them that keep strided_kernel (rows narrower than 128 bytes). A non-commutative operator (affine maps x -> a x + b composed in
 // order, wrap-around, exact) makes an operand taken in the wrong order, or a prefix taken
 // from the wrong tile or column, change the result; plus on int32, float and double
 // (small integers: every sum is exact) on chains long enough for the look-back to wait.
@@ -72,9 +76,12 @@ void check_cases(const std::vector<batched_case>& cases, const std::vector<T>& h
 
 // One case per path and edge (see the top); at most 1.28M elements.
 const std::vector<batched_case> path_cases = {
-    {{5000, 2}, 0},     {{3, 1000, 2}, 1}, {{1 << 12, 32}, 0}, {{3, 1001, 36}, 1},
-    {{2, 1000, 40}, 1}, {{7, 333, 96}, 1}, {{1, 40, 1024}, 1}, {{20000, 64}, 0},
-    {{3, 100, 7}, 1},   {{2, 5000}, 1},    {{1000, 3}, 1},     {{4, 33, 8}, 1}};
+    {{5000, 2}, 0},     {{3, 1000, 2}, 1},     {{1 << 12, 32}, 0},  {{3, 1001, 36}, 1},
+    {{2, 1000, 40}, 1}, {{7, 333, 96}, 1},     {{1, 40, 1024}, 1},  {{20000, 64}, 0},
+    {{3, 100, 7}, 1},   {{2, 5000}, 1},        {{1000, 3}, 1},      {{4, 33, 8}, 1},
+    {{2047, 5}, 1},     {{4001, 1}, 1},        {{300, 1000}, 1},    {{5, 4096}, 1},
+    {{9, 8192}, 1},     {{3, 6000}, 1},        {{150, 1500}, 1},    {{600, 2047}, 1},
+    {{4, 1 << 18}, 0},  {{2, 3, 1 << 17}, 1},  {{3, 65536}, 0}};
 
 template <class T, class Op>
 void check_affine(Op op) {
@@ -97,7 +104,8 @@ template <class T>
 void check_long_chains() {
   const i64 rows = quick() ? 1 << 13 : 1 << 16;
   const std::vector<batched_case> cases = {
-      {{rows, 32}, 0}, {{rows * 16, 2}, 0}, {{4, rows * 4, 2}, 1}, {{rows / 32, 1024}, 0}, {{rows, 32}, 1}};
+      {{rows, 32}, 0}, {{rows * 16, 2}, 0}, {{4, rows * 4, 2}, 1}, {{rows / 32, 1024}, 0}, {{rows, 32}, 1},
+      {{2, rows * 16}, 0}, {{rows * 16, 2}, 1}};
   std::mt19937_64 g(99 + sizeof(T));
   std::vector<T> h(static_cast<std::size_t>(rows) * 32);
   for (auto& x : h) x = static_cast<T>(static_cast<int>(g() % 201) - 100);

@@ -46,9 +46,12 @@
 //   for a prefix (device/detail/segmented_pipelined.cuh); any other input the pair scan
 //   of device/detail/segmented_scan.cuh, where the offsets forms first build a head
 //   bitmap.
-//   Batched scans along the last axis are segmented scans of equal lengths, along another
-//   axis a tiled scan of all columns side by side with a look-back per column
-//   (device/detail/strided_scan.cuh; two 4-byte columns: a scan of 8-byte column pairs).
+//   Batched scans along the last axis are segmented scans of equal lengths; lines that
+//   fill 3/4 of a tile (most lengths up to 2048) run in tiles of whole lines that never
+//   wait for one another (device/detail/whole_lines.cuh). Along another axis a tiled scan
+//   of all columns side by side with a look-back per column (device/detail/
+//   strided_scan.cuh; two 4-byte columns: a scan of 8-byte column pairs; lines of at most
+//   32 elements: one thread per line, or per 16-byte word of four 4-byte lines).
 //   Launches per call: one for flags, keys, batched and, with the tile kernel, the offsets
 //   forms and segmented_reduce (plus the first-call growth of the per-stream state buffer,
 //   as for tally::inclusive_scan). Otherwise (the pipelined kernel or the pair scan) the
@@ -81,6 +84,7 @@
 #include "tally/device/detail/segmented_pipelined.cuh"
 #include "tally/device/detail/segmented_scan.cuh"
 #include "tally/device/detail/strided_scan.cuh"
+#include "tally/device/detail/whole_lines.cuh"
 #include "tally/device/scan.cuh"
 
 namespace tally {
@@ -236,12 +240,17 @@ void reduce(const char* function, In in, std::int64_t n, Offsets offsets, std::i
 }
 
 // Segments of len elements (the batched scans along the last axis), 16-byte aligned
-// pointers to a 4- or 8-byte accumulator type: the pipelined kernel from
-// segmented_pipelined::min_bytes of values on (len < 2^31), else the tile kernel, both
-// computing the heads (offsets j * len) instead of reading any.
+// pointers to a 4- or 8-byte accumulator type: lines that fill tiles well in tiles of
+// whole lines (whole_lines.cuh: no look-back, lines of up to 2048 values); others the
+// pipelined kernel from segmented_pipelined::min_bytes of values on (len < 2^31), else
+// the tile kernel, both computing the heads (offsets j * len) instead of reading any.
 template <bool Exclusive, class Acc, class Op>
 void equal_lengths_scan(const char* function, const Acc* in, Acc* out, std::int64_t n, std::int64_t len,
                         std::int64_t segments, Acc init, Op op, const options& o) {
+  if (whole_lines::rows_for<Acc>(len) > 0) {
+    whole_lines::scan<Exclusive>(function, in, out, n, len, init, op, o);
+    return;
+  }
   if (pipelined_kernel<Exclusive>(function, in, out, n, segmented_pipelined::equal_lengths{len}, init,
                                   op, o)) {
     return;

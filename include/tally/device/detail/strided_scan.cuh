@@ -18,7 +18,8 @@
 //   strided_kernel (version 1, the general path): any type, pointer or iterator: tiles
 //     of rows x up to 256 columns staged in shared memory, described here;
 //   short_lines_kernel: lines of at most `items` elements, e.g. (2, 2^20) axis 0: one
-//     thread per line, no look-back.
+//     thread per line, no look-back; short_line_words_kernel, the same with four
+//     4-byte lines a thread (16-byte accesses) where there are at least 2^16 such words.
 // (Two 4-byte columns are scanned as 8-byte pairs by the caller, segmented.cuh.)
 //
 // The tile (per block):
@@ -629,6 +630,59 @@ __global__ void __launch_bounds__(threads)
   }
 }
 
+// short_lines_kernel for 16-byte aligned pointers to a 4-byte Acc and rows of a multiple
+// of 16 bytes: each thread takes the 4 neighbouring lines of one 16-byte word (one
+// 16-byte load and store a row instead of 4 narrow ones: the elementwise copy's
+// accesses). A chunk's results are all computed before its stores (storing each row as
+// it was scanned made the exclusive scan 10-15% slower than the inclusive one, the
+// inclusive one 0-5%; not explained). Same in-place argument. (H200, docs/perf-notes.md,
+// session 18: (2, 2^20) int32 1.00-1.08x the copy against the scalar kernel's 1.27-1.34x,
+// (2, 2^25) 1.00x against 1.56x; but with fewer than 2^16 words, e.g. (16, 2^17), slower
+// than the scalar kernel (1.10x against 1.05x: a quarter of the threads), and slower for
+// 8-byte values, whose scalar accesses are already 8 bytes.)
+inline constexpr std::int64_t min_short_line_words = std::int64_t{1} << 16;
+
+template <bool Exclusive, class Acc, class Op>
+__global__ void __launch_bounds__(threads)
+    short_line_words_kernel(const Acc* in, Acc* out, std::int64_t outer, int len, std::int64_t inner,
+                            seed_value<Acc, Exclusive> seed, Op op) {
+  constexpr int chunk = 4;
+  constexpr int Vec = 4;
+  static_assert(sizeof(Acc) == 4, "four values a 16-byte word");
+  const std::int64_t words = inner / Vec;  // 16-byte words a row
+  const std::int64_t word = static_cast<std::int64_t>(blockIdx.x) * threads + threadIdx.x;
+  if (word >= outer * words) return;
+  const std::int64_t slice = word / words;
+  std::int64_t at = slice * len * inner + (word - slice * words) * Vec;  // the word's row 0
+  Acc p[Vec];  // the running values (inclusive: row 0's own, set at j = 0)
+  for (int j0 = 0; j0 < len; j0 += chunk) {
+    Acc v[chunk][Vec];
+#pragma unroll
+    for (int j = 0; j < chunk; ++j) {
+      if (j0 + j < len) single_pass::load_vector<Vec>(in, at + j * inner, v[j]);
+    }
+#pragma unroll
+    for (int j = 0; j < chunk; ++j) {
+#pragma unroll
+      for (int k = 0; k < Vec; ++k) {
+        if constexpr (Exclusive) {
+          const Acc before = j0 + j == 0 ? seed.value : p[k];
+          p[k] = static_cast<Acc>(op(before, v[j][k]));
+          v[j][k] = before;
+        } else {
+          p[k] = j0 + j == 0 ? v[j][k] : static_cast<Acc>(op(p[k], v[j][k]));
+          v[j][k] = p[k];
+        }
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < chunk; ++j) {
+      if (j0 + j < len) single_pass::store_vector<Vec>(out, at + j * inner, v[j]);
+    }
+    at += chunk * inner;
+  }
+}
+
 // Whether columns_kernel may take In and Out: pointers to a 4- or 8-byte Acc itself
 // (alignment and inner are checked at run time).
 template <class Acc, class In, class Out>
@@ -664,6 +718,18 @@ void scan(const char* function, In in, Out out, std::int64_t outer, std::int64_t
   constexpr int Items = items<Acc>();
   if (outer == 0 || len == 0 || inner == 0) return;
   if (len <= Items) {
+    if constexpr (columns_take_v<Acc, In, Out> && sizeof(Acc) == 4) {
+      if (inner % 4 == 0 && outer * (inner / 4) >= min_short_line_words && single_pass::aligned_16(in) &&
+          single_pass::aligned_16(out)) {
+        const std::int64_t blocks = ceil_div(outer * (inner / 4), threads);
+        if (blocks > 0x7fffffff) throw_invalid(function, "shape", "has too many lines for one launch");
+        short_line_words_kernel<Exclusive, Acc>
+            <<<static_cast<unsigned>(blocks), threads, 0, o.stream>>>(in, out, outer, static_cast<int>(len),
+                                                                      inner, seed, op);
+        TALLY_CUDA_CHECK_LAUNCH("short_line_words_kernel", function);
+        return;
+      }
+    }
     const std::int64_t blocks = ceil_div(outer * inner, threads);
     if (blocks > 0x7fffffff) throw_invalid(function, "shape", "has too many lines for one launch");
     short_lines_kernel<Items, Exclusive, Acc><<<static_cast<unsigned>(blocks), threads, 0, o.stream>>>(
