@@ -11,7 +11,8 @@
 //   - along the last axis, lines that fill 3/4 of a tile in tiles of whole lines
 //     (whole_lines.cuh: small tiles of 2048 values, large ones of 8 rows; lengths that
 //     are not a multiple of 4, one-element lines, a last tile that ends inside a 16-byte
-//     word), the tile kernel with computed heads for the others (lines of 5000 and 6000);
+//     word), lines that divide a 16-byte word (1, 2, 4 values) a word per thread, the
+//     tile kernel with computed heads for the others (lines of 5000 and 6000);
 //   - lines of at most 32 rows along another axis: one thread per line, or four 4-byte
 //     lines a thread (short_line_words_kernel) from 2^16 such words on;
 // and shapes beside them that keep strided_kernel (rows narrower than 128 bytes). A non-commutative operator (affine maps x -> a x + b composed in
@@ -81,7 +82,8 @@ const std::vector<batched_case> path_cases = {
     {{3, 100, 7}, 1},   {{2, 5000}, 1},        {{1000, 3}, 1},      {{4, 33, 8}, 1},
     {{2047, 5}, 1},     {{4001, 1}, 1},        {{300, 1000}, 1},    {{5, 4096}, 1},
     {{9, 8192}, 1},     {{3, 6000}, 1},        {{150, 1500}, 1},    {{600, 2047}, 1},
-    {{4, 1 << 18}, 0},  {{2, 3, 1 << 17}, 1},  {{3, 65536}, 0}};
+    {{4, 1 << 18}, 0},  {{2, 3, 1 << 17}, 1},  {{3, 65536}, 0},   {{3001, 2}, 1},
+    {{1001, 4}, 1},     {{2, 3, 4}, 2}};
 
 template <class T, class Op>
 void check_affine(Op op) {

@@ -241,13 +241,14 @@ void reduce(const char* function, In in, std::int64_t n, Offsets offsets, std::i
 
 // Segments of len elements (the batched scans along the last axis), 16-byte aligned
 // pointers to a 4- or 8-byte accumulator type: lines that fill tiles well in tiles of
-// whole lines (whole_lines.cuh: no look-back, lines of up to 2048 values); others the
+// whole lines, lines that divide a 16-byte word a word per thread (whole_lines.cuh: no
+// look-back; most lengths up to 2048 values); others the
 // pipelined kernel from segmented_pipelined::min_bytes of values on (len < 2^31), else
 // the tile kernel, both computing the heads (offsets j * len) instead of reading any.
 template <bool Exclusive, class Acc, class Op>
 void equal_lengths_scan(const char* function, const Acc* in, Acc* out, std::int64_t n, std::int64_t len,
                         std::int64_t segments, Acc init, Op op, const options& o) {
-  if (whole_lines::rows_for<Acc>(len) > 0) {
+  if (whole_lines::lines_in_words<Acc>(len) || whole_lines::rows_for<Acc>(len) > 0) {
     whole_lines::scan<Exclusive>(function, in, out, n, len, init, op, o);
     return;
   }

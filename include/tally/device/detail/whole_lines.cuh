@@ -26,6 +26,8 @@
 //      seeded (each head's value is init op x) and shift by one.
 // Element 0 of every tile is a head, so warp 0 needs no prefix and the tile none.
 // Results are the same bits from run to run: the association is fixed by the tile.
+// Lines that divide a 16-byte word (e.g. (2^20, 2) along axis 1) need no tile at all:
+// lines_in_words_kernel below scans each word in a thread of its own.
 //
 // Applies to 16-byte aligned pointers to 4- and 8-byte values and lines that fill at
 // least 3/4 of a tile (rows_for below; the caller, segmented.cuh): most lengths up to 2048
@@ -180,11 +182,67 @@ __global__ void __launch_bounds__(block_threads)
   }
 }
 
-// One launch over n = lines * len values (n >= 1, rows_for<Acc>(len) > 0, 16-byte
-// aligned pointers). init: the exclusive scans' (unused by inclusive ones).
+// Lines of len values where len divides vec (1, 2 or 4 4-byte values, 1 or 2 8-byte
+// ones): every 16-byte word holds whole lines, so each thread scans one word alone, with
+// the accesses of an elementwise copy (no shared memory, no barrier). The last word of
+// an n that is not a multiple of vec is read and written value by value.
+template <int Vec, bool Exclusive, class Acc, class Op>
+__global__ void __launch_bounds__(block_threads)
+    lines_in_words_kernel(const Acc* in, Acc* out, std::int64_t n, int len, Acc init, Op op) {
+  const std::int64_t at = (static_cast<std::int64_t>(blockIdx.x) * block_threads + threadIdx.x) * Vec;
+  if (at >= n) return;
+  const bool whole = at + Vec <= n;
+  Acc x[Vec];
+  if (whole) {
+    single_pass::load_vector<Vec>(in, at, x);
+  } else {
+#pragma unroll
+    for (int k = 0; k < Vec; ++k) x[k] = in[at + k < n ? at + k : n - 1];
+  }
+  // a head where k % len == 0 (len is a power of two dividing Vec, and `at` a multiple of it)
+  Acc running = x[0];
+#pragma unroll
+  for (int k = 0; k < Vec; ++k) {
+    const bool head = (k & (len - 1)) == 0;
+    if constexpr (Exclusive) {
+      const Acc before = head ? init : running;
+      running = static_cast<Acc>(op(before, x[k]));
+      x[k] = before;
+    } else {
+      running = head ? x[k] : static_cast<Acc>(op(running, x[k]));
+      x[k] = running;
+    }
+  }
+  if (whole) {
+    single_pass::store_vector<Vec>(out, at, x);
+  } else {
+#pragma unroll
+    for (int k = 0; k < Vec; ++k) {
+      if (at + k < n) out[at + k] = x[k];
+    }
+  }
+}
+
+// Whether lines of len values take lines_in_words_kernel.
+template <class Acc>
+constexpr bool lines_in_words(std::int64_t len) {
+  return single_pass::vectorisable_v<Acc> && len >= 1 && vec_of<Acc> % len == 0;
+}
+
+// One launch over n = lines * len values (n >= 1, lines_in_words<Acc>(len) or
+// rows_for<Acc>(len) > 0, 16-byte aligned pointers). init: the exclusive scans' (unused
+// by inclusive ones).
 template <bool Exclusive, class Acc, class Op>
 void scan(const char* function, const Acc* in, Acc* out, std::int64_t n, std::int64_t len, Acc init, Op op,
           const options& o) {
+  if (lines_in_words<Acc>(len)) {
+    const std::int64_t blocks = ceil_div(ceil_div(n, vec_of<Acc>), block_threads);
+    if (blocks > 0x7fffffff) throw_invalid(function, "shape", "has too many values for one launch");
+    lines_in_words_kernel<vec_of<Acc>, Exclusive><<<static_cast<unsigned>(blocks), block_threads, 0, o.stream>>>(
+        in, out, n, static_cast<int>(len), init, op);
+    TALLY_CUDA_CHECK_LAUNCH("lines_in_words_kernel", function);
+    return;
+  }
   const int rows = rows_for<Acc>(len);
   const std::int64_t per_tile = lines_per_tile<Acc>(len, rows);
   const std::int64_t tiles = ceil_div(n / len, per_tile);
