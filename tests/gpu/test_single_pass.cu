@@ -12,6 +12,8 @@
 //     once, caller storage, graph capture and replay, the clearing epoch;
 //   - the small-n path (smaller tiles, tile = blockIdx.x in a cooperative launch): where
 //     it is taken, its sizes, determinism, stalls, state, storage and graphs;
+//   - the default tiles by block (tile = blockIdx.x where the whole grid fits at once):
+//     the edge of the grid the device holds, stalls, the clearing epoch;
 //   - the pipelined kernel of large scans (pipelined_scan.cuh): its tile edges, stalls,
 //     determinism through the public scans, the clearing epoch.
 // The type x operator x size matrix is in test_device_decoupled_lookback.cu and
@@ -978,6 +980,100 @@ TEST(SinglePass, SmallPathStateStorageAndGraphs) {
 // The clearing epoch in the path's kernel, whose blocks learn the epoch late (step 4).
 TEST(SinglePass, SmallPathClearingEpoch) {
   check_clearing_epoch<small_tune<std::int32_t>, true>(40, 151);
+}
+
+// ---- tiles by block --------------------------------------------------------------------------
+// The public look-back scans of 16-byte aligned pointers run the default tiles with tile =
+// blockIdx.x wherever the device holds their whole grid at once, and the ticket kernels
+// past that (single_pass_scan.cuh, "Tiles by block"): both sides of that edge, stalls,
+// the clearing epoch.
+template <class T, bool Exclusive, class Hook = sp::no_stall>
+std::int64_t by_block_tiles() {
+  return sp::by_block_grid<lookback_protocol, sp::default_single_pass_tuning<T>(), false, Exclusive,
+                           T, const T*, T*, tally::plus, Hook>("test");
+}
+
+// The largest grid the device runs by block, one tile less, one element more (the ticket
+// kernels, where that is still below the pipelined kernel's sizes), in place, against the
+// oracle; inclusive and exclusive.
+template <class T>
+void check_by_block_edge(const char* label, std::uint64_t salt) {
+  SCOPED_TRACE(label);
+  const std::int64_t tile = sp::tile_items<T>();
+  const std::int64_t inclusive_edge = by_block_tiles<T, false>() * tile;
+  const std::int64_t exclusive_edge = by_block_tiles<T, true>() * tile;
+  ASSERT_GT(inclusive_edge, 0) << "this GPU cannot launch cooperatively";
+  const std::int64_t pipelined_from = pl::min_bytes / static_cast<std::int64_t>(sizeof(T));
+  std::vector<std::int64_t> ns = {inclusive_edge - tile + 3, inclusive_edge, exclusive_edge};
+  for (const std::int64_t edge : {inclusive_edge, exclusive_edge}) {
+    if (edge + 1 < pipelined_from) ns.push_back(edge + 1);
+  }
+  const std::int64_t top = *std::max_element(ns.begin(), ns.end());
+  const auto h = random_vector<T, tally::plus>(static_cast<std::size_t>(top), salt);
+  const T init = test_init<T, tally::plus>();
+  const auto want_i = reference_scan(h, false, init, tally::plus{});
+  const auto want_e = reference_scan(h, true, init, tally::plus{});
+  device_buffer<T> in(h), out(static_cast<std::size_t>(top));
+  for (const std::int64_t n : ns) {
+    const auto count = static_cast<std::size_t>(n);
+    out.poison();
+    tally::inclusive_scan(static_cast<const T*>(in.data()), out.data(), n, tally::plus{});
+    TALLY_TEST_CUDA(cudaDeviceSynchronize());
+    ASSERT_TRUE(matches(out.download(), want_i, count)) << "inclusive, n = " << n;
+    out.poison();
+    tally::exclusive_scan(static_cast<const T*>(in.data()), out.data(), n, init, tally::plus{});
+    TALLY_TEST_CUDA(cudaDeviceSynchronize());
+    ASSERT_TRUE(matches(out.download(), want_e, count)) << "exclusive, n = " << n;
+  }
+  device_buffer<T> work(h);
+  tally::inclusive_scan(work.data(), work.data(), inclusive_edge, tally::plus{});
+  TALLY_TEST_CUDA(cudaDeviceSynchronize());
+  ASSERT_TRUE(matches(work.download(static_cast<std::size_t>(inclusive_edge)), want_i,
+                      static_cast<std::size_t>(inclusive_edge)))
+      << "in place";
+}
+
+TEST(SinglePass, TilesByBlockEdge) {
+  check_by_block_edge<std::int32_t>("int32", 161);
+  check_by_block_edge<double>("double", 162);
+}
+
+// The stall test on the default tiles by block, with as many tiles as the device holds
+// (the stalled kernel's own grid): delayed blocks make their successors wait.
+template <class T>
+void check_by_block_stalls(const char* label) {
+  SCOPED_TRACE(label);
+  const std::int64_t tiles = by_block_tiles<T, true, stall>();
+  ASSERT_GT(tiles, 1) << "this GPU cannot launch cooperatively";
+  const std::int64_t n = tiles * sp::tile_items<T>() - 7;
+  const auto h = random_vector<T, tally::plus>(static_cast<std::size_t>(n), 171);
+  const T init = test_init<T, tally::plus>();
+  const auto want = reference_scan(h, true, init, tally::plus{});
+  device_buffer<T> in(h), out(static_cast<std::size_t>(n));
+  const long long cycles = quick() ? 20000 : 2000000;
+  const stall stalls[] = {
+      {0, 1, tiles / 2, ~0u, cycles},
+      {tiles - 1, tiles - 2, 5, 0u, cycles},
+      {-1, -1, -1, static_cast<unsigned>(tiles - 1), cycles},
+  };
+  for (const stall& s : stalls) {
+    out.poison();
+    sp::scan<lookback_protocol, true, T, sp::default_single_pass_tuning<T>(), true>(
+        "stall test", "storage_bytes", static_cast<const T*>(in.data()), out.data(), n,
+        tally::detail::make_seed<T, true>(init), tally::plus{}, tally::options{}, s);
+    TALLY_TEST_CUDA(cudaDeviceSynchronize());
+    ASSERT_TRUE(matches(out.download(), want, static_cast<std::size_t>(n)))
+        << "stall tiles " << s.tile_a << "," << s.tile_b << "," << s.tile_c << " block " << s.block;
+  }
+}
+
+TEST(SinglePass, TilesByBlockStallTest) {
+  check_by_block_stalls<std::int32_t>("int32");
+  check_by_block_stalls<std::int64_t>("int64");
+}
+
+TEST(SinglePass, TilesByBlockClearingEpoch) {
+  check_clearing_epoch<sp::default_single_pass_tuning<std::int32_t>(), true>(100, 181);
 }
 
 // Bad arguments particular to the single-pass strategies.

@@ -58,9 +58,10 @@ struct protocol {
 
 struct strategy {
   static constexpr bool single_pass = true;
-  // The chained scan stays the textbook algorithm at every n: no small-n path (a chain of
-  // 64 small tiles is 64 round trips; single_pass_scan.cuh).
-  static constexpr bool small_path = false;
+  // The chained scan stays the textbook algorithm at every n: tile indices from the
+  // atomic counter, no small-n path (a chain of 64 small tiles is 64 round trips;
+  // single_pass_scan.cuh).
+  static constexpr bool by_block = false;
   using protocol_type = protocol;
 };
 

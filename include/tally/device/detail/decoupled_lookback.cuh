@@ -198,7 +198,8 @@ using protocol = basic_protocol<1, 4, delays<1200, 600>>;
 // The strategy as dispatch.cuh sees it.
 struct strategy {
   static constexpr bool single_pass = true;
-  static constexpr bool small_path = true;  // single_pass_scan.cuh, "The small-n path"
+  // single_pass_scan.cuh: "The small-n path", "Tiles by block"
+  static constexpr bool by_block = true;
   using protocol_type = protocol;
 };
 

@@ -93,7 +93,8 @@ std::size_t storage_bytes_with(std::int64_t n) {
 // 16-byte aligned pointers to 4- and 8-byte Acc (pipelined::takes), and otherwise
 // single_pass_scan.cuh's kernel with single_pass::default_single_pass_tuning (call
 // single_pass::scan to override it); the look-back takes the small-n path where it
-// applies (single_pass_scan.cuh).
+// applies, and runs its tiles by block where they fit on the device at once
+// (single_pass_scan.cuh).
 template <class Strategy, class Selector, bool Exclusive, class Acc,
           int Threads = default_tuning<Selector::tuning_key, Acc>().block_threads,
           int Items = default_tuning<Selector::tuning_key, Acc>().items_per_thread, class In,
@@ -105,7 +106,7 @@ void scan_with(const char* function, const char* storage_query, In in, Out out, 
     using protocol = typename Strategy::protocol_type;
     // caller storage is held to what the storage query said, whichever tiles run
     const std::size_t promised = single_pass::public_storage_bytes<Acc>(n);
-    if constexpr (Strategy::small_path && single_pass::acc_pointers<Acc, In, Out>()) {
+    if constexpr (Strategy::by_block && single_pass::acc_pointers<Acc, In, Out>()) {
       if (single_pass::small_path_takes<Acc>(in, out, n, o, function)) {
         single_pass::scan<protocol, Exclusive, Acc, single_pass::small_single_pass_tuning<Acc>(),
                           true>(function, storage_query, in, out, n, seed, op, o, {}, promised);
@@ -117,6 +118,12 @@ void scan_with(const char* function, const char* storage_query, In in, Out out, 
       if (pipelined::takes<Acc>(in, out, n)) {
         pipelined::scan<protocol, Exclusive, Acc>(function, storage_query, in, out, n, seed, op, o,
                                                   {}, promised);
+        return;
+      }
+      if constexpr (Strategy::by_block) {
+        // the default tiles by block where the device holds them all at once
+        single_pass::scan<protocol, Exclusive, Acc, single_pass::default_single_pass_tuning<Acc>(),
+                          true>(function, storage_query, in, out, n, seed, op, o, {}, promised);
         return;
       }
     }

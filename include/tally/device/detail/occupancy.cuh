@@ -5,9 +5,12 @@
 //   resident_grid         how many blocks of a kernel the device runs at once (with its
 //                         dynamic shared memory)
 //   multiprocessors       the device's SM count (the single-pass reduce's grid)
-//   co_resident_blocks    how many blocks a cooperative launch may take with the
-//                         guarantee that all of them run at once (single_pass_scan.cuh's
-//                         small-n path)
+//   co_resident_blocks    how many blocks a cooperative launch of any small kernel may
+//                         take with the guarantee that all of them run at once
+//                         (single_pass_scan.cuh's small-n path)
+//   co_resident_grid      the same for one kernel: its resident grid, or 0 where the
+//                         device cannot launch cooperatively (single_pass_scan.cuh's
+//                         tiles by block)
 #pragma once
 
 #include <atomic>
@@ -96,6 +99,14 @@ inline int co_resident_blocks(const char* function) {
   blocks = cooperative != 0 ? multiprocessors(function) : -1;
   cache[device].store(blocks, std::memory_order_relaxed);
   return blocks > 0 ? blocks : 0;
+}
+
+// The largest grid of `Kernel` (launched with `threads` threads and no dynamic shared
+// memory) that a cooperative launch takes: resident_grid, which is the bound the runtime
+// checks such a launch against; 0 where the device cannot launch cooperatively.
+template <auto Kernel>
+int co_resident_grid(int threads, const char* function) {
+  return co_resident_blocks(function) > 0 ? resident_grid<Kernel>(threads, function) : 0;
 }
 
 }  // namespace tally::detail

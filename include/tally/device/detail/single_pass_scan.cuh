@@ -5,9 +5,10 @@
 //
 // One kernel, one block per tile, n read once and written once.
 //
-//   0. thread 0 draws the tile's ticket (tile_state.cuh); one barrier to share it. (The
-//      small-n path's blocks take tile = blockIdx.x instead and read the ticket's reply,
-//      which then only carries the epoch, in step 4: see "The small-n path" below.)
+//   0. thread 0 draws the tile's ticket (tile_state.cuh); one barrier to share it. (Where
+//      the whole grid runs at once, the blocks take tile = blockIdx.x instead and read the
+//      ticket's reply, which then only carries the epoch, in step 4: see "The small-n
+//      path" and "Tiles by block" below.)
 //   1. load the tile into registers, WARP-STRIPED: warp w owns a contiguous run of
 //      Rows * 32 * Vec items; in row r, lane l holds the Vec consecutive items
 //      at  w * warp_items + r * 32 * Vec + l * Vec. A row is one 16-byte access per lane,
@@ -405,6 +406,15 @@ TALLY_DEVICE TALLY_FORCEINLINE Acc select_value(bool c, const Acc& x, const Acc&
 //     co_resident_blocks() (occupancy.cuh), which the runtime always accepts. The ticket
 //     is still drawn, for the call's epoch and to find the last block (tile_state.cuh),
 //     but its reply is read only in step 4, when warp 0 needs the epoch.
+//
+// ---- tiles by block ------------------------------------------------------------------------
+// The same goes for the default tiles wherever the device holds their whole grid at once
+// (for int32 sums on an H200: 4 blocks of the kernel per SM, 528 tiles of 8192, up to
+// 2^22 values; the pipelined kernel takes over from 2^23): the public scans of 16-byte
+// aligned pointers run them by block, in a cooperative launch, checked against the
+// kernel's own resident grid (co_resident_grid, occupancy.cuh); a larger grid runs the
+// ticket kernels. Measured (docs/perf-notes.md, "Tiles by block"): 0.35-0.8 us less
+// from 2^18 to 2^22 values, the ticket's round trip that the loads no longer wait for.
 template <class Acc>
 constexpr single_pass_tuning small_single_pass_tuning() {
   return sizeof(Acc) == 4 ? single_pass_tuning{256, 2, 4} : single_pass_tuning{256, 2, 2};
@@ -418,7 +428,8 @@ inline constexpr std::int64_t small_path_max_tiles = 64;
 // which may publish A_t first (look-back does, chained does not) and returns the
 // reduction of all tiles before t (seed included for exclusive scans) in every lane.
 // The kernel then publishes the inclusive value prefix op A_t.
-// ByBlock: tile = blockIdx.x (only in a cooperative launch: "The small-n path" above).
+// ByBlock: tile = blockIdx.x (only in a cooperative launch: "The small-n path" and "Tiles
+// by block" above).
 // Staging: whether the tile waits in shared memory, and how ("Staged tiles" above;
 // Vectorised pointers only).
 template <class Protocol, int Threads, int Rows, int Vec, bool Vectorised, staging Staging,
@@ -646,9 +657,27 @@ bool small_path_takes(In in, Out out, std::int64_t n, const options& o, const ch
 template <class Acc>
 struct exact_values : std::is_integral<Acc> {};
 
-// One launch of the kernel. ByBlock kernels (the small-n path: 16-byte aligned pointers
-// to Acc, the grid within co_resident_blocks(), both checked by small_path_takes) go
-// through a cooperative launch, which guarantees that all their blocks run at once.
+// The kernel that runs tiles by block (tile = blockIdx.x, the tile in registers: the
+// staged kernel would fit more blocks on an SM, but measured slower where both fit, and
+// one more kernel for every scan costs build time), and the largest grid of it that a
+// cooperative launch takes on the current device (0: none).
+template <class Protocol, single_pass_tuning Tune, bool Deterministic, bool Exclusive, class Acc,
+          class In, class Out, class Op, class Hook>
+inline constexpr auto by_block_kernel =
+    single_pass_kernel<Protocol, Tune.block_threads, Tune.rows, Tune.vec, true, staging::none,
+                       Deterministic, Exclusive, true, Acc, In, Out, Op, Hook>;
+template <class Protocol, single_pass_tuning Tune, bool Deterministic, bool Exclusive, class Acc,
+          class In, class Out, class Op, class Hook>
+int by_block_grid(const char* function) {
+  constexpr auto kernel =
+      by_block_kernel<Protocol, Tune, Deterministic, Exclusive, Acc, In, Out, Op, Hook>;
+  return co_resident_grid<kernel>(Tune.block_threads, function);
+}
+
+// One launch of the kernel. ByBlock (the small-n path, and the public scans' default
+// tiles: "Tiles by block" above): where both pointers are 16-byte aligned and the device
+// holds the whole grid at once (or there is one tile), tile = blockIdx.x in a cooperative
+// launch; otherwise, as without ByBlock, the ticket kernels.
 template <class Protocol, single_pass_tuning Tune, bool Deterministic, bool Exclusive, bool ByBlock,
           class Acc, class In, class Out, class Op, class Hook>
 void launch_layout(const char* function, In in, Out out, std::int64_t n, std::int64_t tiles,
@@ -657,53 +686,55 @@ void launch_layout(const char* function, In in, Out out, std::int64_t n, std::in
   const auto grid = static_cast<unsigned>(tiles);
   if constexpr (ByBlock) {
     static_assert(acc_pointers<Acc, In, Out>() && Tune.vec > 1,
-                  "the small-n path takes 16-byte aligned pointers to vectorisable values");
+                  "tiles by block take pointers to vectorisable values");
     constexpr auto kernel =
-        single_pass_kernel<Protocol, Tune.block_threads, Tune.rows, Tune.vec, true, staging::none,
-                           Deterministic, Exclusive, true, Acc, In, Out, Op, Hook>;
-    cudaLaunchAttribute cooperative[1] = {};
-    cooperative[0].id = cudaLaunchAttributeCooperative;
-    cooperative[0].val.cooperative = 1;
-    cudaLaunchConfig_t config = {};
-    config.gridDim = dim3(grid);
-    config.blockDim = dim3(Tune.block_threads);
-    config.stream = stream;
-    config.attrs = cooperative;
-    config.numAttrs = tiles > 1 ? 1 : 0;  // one tile waits for nobody
-    const cudaError_t status =
-        cudaLaunchKernelEx(&config, kernel, in, out, n, tiles, seed, op, state, hook);
-    if (status != cudaSuccess) (void)cudaGetLastError();  // reported here, not by a later check
-    cuda_check(status, function, "cudaLaunchKernelEx (cooperative) of single_pass_kernel");
-  } else {
-    // Pointers to Acc itself, both 16-byte aligned, are read and written with 16-byte
-    // vectors through a staged tile, and vector iterators of the tuning's Vec that say
-    // they are ready with 16-byte vectors in registers; anything else (other iterators,
-    // other element types, a pointer offset by one element) with scalar accesses in the
-    // same striped layout.
-    constexpr bool pointers = acc_pointers<Acc, In, Out>();
-    constexpr bool vector_iterators =
-        vector_items_of<In>() == Tune.vec && vector_items_of<Out>() == Tune.vec;
-    if constexpr (Tune.vec > 1 && (pointers || vector_iterators)) {
-      bool vectorised = false;
-      if constexpr (pointers) {
-        vectorised = aligned_16(in) && aligned_16(out);
-      } else {
-        vectorised = in.vector_ready() && out.vector_ready();
-      }
-      if (vectorised) {
-        constexpr staging staged = pointers ? staging::rescan : staging::none;
-        single_pass_kernel<Protocol, Tune.block_threads, Tune.rows, Tune.vec, true, staged,
-                           Deterministic, Exclusive, false, Acc>
-            <<<grid, Tune.block_threads, 0, stream>>>(in, out, n, tiles, seed, op, state, hook);
-        TALLY_CUDA_CHECK_LAUNCH("single_pass_kernel", function);
-        return;
-      }
+        by_block_kernel<Protocol, Tune, Deterministic, Exclusive, Acc, In, Out, Op, Hook>;
+    if (aligned_16(in) && aligned_16(out) &&
+        (tiles == 1 || tiles <= co_resident_grid<kernel>(Tune.block_threads, function))) {
+      cudaLaunchAttribute cooperative[1] = {};
+      cooperative[0].id = cudaLaunchAttributeCooperative;
+      cooperative[0].val.cooperative = 1;
+      cudaLaunchConfig_t config = {};
+      config.gridDim = dim3(grid);
+      config.blockDim = dim3(Tune.block_threads);
+      config.stream = stream;
+      config.attrs = cooperative;
+      config.numAttrs = tiles > 1 ? 1 : 0;  // one tile waits for nobody
+      const cudaError_t status =
+          cudaLaunchKernelEx(&config, kernel, in, out, n, tiles, seed, op, state, hook);
+      if (status != cudaSuccess) (void)cudaGetLastError();  // reported here, not by a later check
+      cuda_check(status, function, "cudaLaunchKernelEx (cooperative) of single_pass_kernel");
+      return;
     }
-    single_pass_kernel<Protocol, Tune.block_threads, Tune.rows, Tune.vec, false, staging::none,
-                       Deterministic, Exclusive, false, Acc>
-        <<<grid, Tune.block_threads, 0, stream>>>(in, out, n, tiles, seed, op, state, hook);
-    TALLY_CUDA_CHECK_LAUNCH("single_pass_kernel", function);
   }
+  // Pointers to Acc itself, both 16-byte aligned, are read and written with 16-byte
+  // vectors through a staged tile, and vector iterators of the tuning's Vec that say
+  // they are ready with 16-byte vectors in registers; anything else (other iterators,
+  // other element types, a pointer offset by one element) with scalar accesses in the
+  // same striped layout.
+  constexpr bool pointers = acc_pointers<Acc, In, Out>();
+  constexpr bool vector_iterators =
+      vector_items_of<In>() == Tune.vec && vector_items_of<Out>() == Tune.vec;
+  if constexpr (Tune.vec > 1 && (pointers || vector_iterators)) {
+    bool vectorised = false;
+    if constexpr (pointers) {
+      vectorised = aligned_16(in) && aligned_16(out);
+    } else {
+      vectorised = in.vector_ready() && out.vector_ready();
+    }
+    if (vectorised) {
+      constexpr staging staged = pointers ? staging::rescan : staging::none;
+      single_pass_kernel<Protocol, Tune.block_threads, Tune.rows, Tune.vec, true, staged,
+                         Deterministic, Exclusive, false, Acc>
+          <<<grid, Tune.block_threads, 0, stream>>>(in, out, n, tiles, seed, op, state, hook);
+      TALLY_CUDA_CHECK_LAUNCH("single_pass_kernel", function);
+      return;
+    }
+  }
+  single_pass_kernel<Protocol, Tune.block_threads, Tune.rows, Tune.vec, false, staging::none,
+                     Deterministic, Exclusive, false, Acc>
+      <<<grid, Tune.block_threads, 0, stream>>>(in, out, n, tiles, seed, op, state, hook);
+  TALLY_CUDA_CHECK_LAUNCH("single_pass_kernel", function);
 }
 
 // Calls launch(std::bool_constant<Deterministic>{}) with the kernel to take: the
@@ -787,8 +818,8 @@ void with_call_state(const char* function, const char* storage_query, std::int64
 
 // Runs one single-pass scan of n >= 1 elements (arguments checked by the caller): the
 // state from the caller's storage, a call-owned allocation while capturing a graph, or
-// the stream's reusable buffer (tile_state.cuh); then one launch. ByBlock: the small-n
-// path's kernel (the caller checked small_path_takes). promised_storage: see
+// the stream's reusable buffer (tile_state.cuh); then one launch. ByBlock: tile =
+// blockIdx.x where the grid fits on the device at once (launch_layout). promised_storage: see
 // with_call_state.
 template <class Protocol, bool Exclusive, class Acc,
           single_pass_tuning Tune = default_single_pass_tuning<Acc>(), bool ByBlock = false,
