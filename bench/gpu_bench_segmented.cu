@@ -17,7 +17,8 @@
 //             peer cub::DeviceSegmentedReduce::Sum (begin offsets = offsets, end offsets =
 //             offsets + 1);
 //   batched_scan      shapes 2^20 x 32, 32 x 2^20, 16384 x 4096, 2^20 x 2, 2 x 2^20 along
-//             axis 0 and axis 1: tally::inclusive_scan_batched; the peer
+//             axis 0 and axis 1: tally::inclusive_scan_batched (float also with
+//             options.deterministic: the "/deterministic" rows); the peer
 //             cub::DeviceScan::InclusiveSumByKey with keys = line index, which computes the
 //             same thing along axis 1. Along axis 0 CUB has no strided form: the peer is the
 //             same InclusiveSumByKey over the same n in contiguous lines of `rows` elements

@@ -456,6 +456,17 @@ class segmented_table {
             tally::inclusive_scan_batched(in(), out(), rows, cols, axis, tally::plus{}, o);
           },
           out(), bytes(), reference, scan_bytes, shape_text + " row-major");
+      if constexpr (std::is_floating_point_v<T>) {
+        // the price of options.deterministic (float sums: the association fixed run to run)
+        row(operation::batched_scan, variant, "tally::inclusive_scan_batched/deterministic",
+            [=, this](cudaStream_t s) {
+              tally::options o;
+              o.stream = s;
+              o.deterministic = true;
+              tally::inclusive_scan_batched(in(), out(), rows, cols, axis, tally::plus{}, o);
+            },
+            out(), bytes(), reference, scan_bytes, shape_text + " row-major, deterministic");
+      }
     }
   }
 

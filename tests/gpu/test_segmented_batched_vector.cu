@@ -14,13 +14,17 @@
 //     word), lines that divide a 16-byte word (1, 2, 4 values) a word per thread, the
 //     tile kernel with computed heads for the others (lines of 5000 and 6000);
 //   - lines of at most 32 rows along another axis: one thread per line, or four 4-byte
-//     lines a thread (short_line_words_kernel) from 2^16 such words on;
+//     lines a thread (short_line_words_kernel) for lines of at most 8 rows from 2^16 such
+//     words on (in chunks of 4 rows: 3, 4 and 8 rows);
 // and shapes beside them that keep strided_kernel (rows narrower than 128 bytes). A non-commutative operator (affine maps x -> a x + b composed in
 // order, wrap-around, exact) makes an operand taken in the wrong order, or a prefix taken
 // from the wrong tile or column, change the result; plus on int32, float and double
 // (small integers: every sum is exact) on chains long enough for the look-back to wait.
 // Results are compared exactly with tally::cpu::sequential.
+#include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <limits>
 #include <random>
 #include <span>
 #include <string>
@@ -83,7 +87,7 @@ const std::vector<batched_case> path_cases = {
     {{2047, 5}, 1},     {{4001, 1}, 1},        {{300, 1000}, 1},    {{5, 4096}, 1},
     {{9, 8192}, 1},     {{3, 6000}, 1},        {{150, 1500}, 1},    {{600, 2047}, 1},
     {{4, 1 << 18}, 0},  {{2, 3, 1 << 17}, 1},  {{3, 65536}, 0},   {{3001, 2}, 1},
-    {{1001, 4}, 1},     {{2, 3, 4}, 2}};
+    {{1001, 4}, 1},     {{2, 3, 4}, 2},        {{8, 1 << 18}, 0}};
 
 template <class T, class Op>
 void check_affine(Op op) {
@@ -113,6 +117,74 @@ void check_long_chains() {
   for (auto& x : h) x = static_cast<T>(static_cast<int>(g() % 201) - 100);
   check_cases(cases, h, static_cast<T>(7), tally::plus{});
 }
+
+// options.deterministic on non-integer floats along axis 0 (columns_kernel's deterministic
+// look-back, which folds each window left to right): the same bits in every run (5; quick
+// mode 3), and within (32 + 4 log2 len) ulps of a double oracle's prefix of |x| per column.
+// Chains of 256 tiles (32 in quick mode) of 32 and of 128 columns, inclusive and exclusive.
+template <class T>
+void check_deterministic_columns() {
+  const i64 rows = quick() ? 1 << 13 : 1 << 16;
+  const std::vector<std::vector<i64>> shapes = {{rows, 32}, {rows / 4, 128}};
+  std::mt19937_64 g(777 + sizeof(T));
+  std::vector<T> h(static_cast<std::size_t>(rows * 32));
+  for (auto& x : h) x = static_cast<T>(std::uniform_real_distribution<double>(-1000.0, 1000.0)(g));
+  const device_buffer<T> in(h);
+  device_buffer<T> out(h.size());
+  tally::options o;
+  o.deterministic = true;
+  const T init = static_cast<T>(0.3);
+  const int runs = quick() ? 3 : 5;
+  for (const auto& shape : shapes) {
+    const i64 len = shape[0], inner = shape[1];
+    const double ulps = 32.0 + 4.0 * std::log2(static_cast<double>(len) + 1.0);
+    for (const bool exclusive : {false, true}) {
+      SCOPED_TRACE(shape_string(shape) + (exclusive ? ", exclusive" : ", inclusive"));
+      std::vector<double> want(h.size()), scale(h.size());
+      for (i64 c = 0; c < inner; ++c) {
+        double sum = exclusive ? static_cast<double>(init) : 0.0;
+        double abs_sum = exclusive ? std::fabs(static_cast<double>(init)) : 0.0;
+        for (i64 r = 0; r < len; ++r) {
+          const auto i = static_cast<std::size_t>(r * inner + c);
+          if (!exclusive) sum += h[i], abs_sum += std::fabs(static_cast<double>(h[i]));
+          want[i] = sum;
+          scale[i] = abs_sum;
+          if (exclusive) sum += h[i], abs_sum += std::fabs(static_cast<double>(h[i]));
+        }
+      }
+      std::vector<T> first_run;
+      for (int run = 0; run < runs; ++run) {
+        out.poison();
+        if (exclusive) {
+          tally::exclusive_scan_batched(static_cast<const T*>(in.data()), out.data(), std::span<const i64>(shape), 0,
+                                        init, tally::plus{}, o);
+        } else {
+          tally::inclusive_scan_batched(static_cast<const T*>(in.data()), out.data(), std::span<const i64>(shape), 0,
+                                        tally::plus{}, o);
+        }
+        TALLY_TEST_CUDA(cudaDeviceSynchronize());
+        auto got = out.download(h.size());
+        if (run == 0) {
+          for (std::size_t i = 0; i < got.size(); ++i) {
+            const double tol = ulps * std::numeric_limits<T>::epsilon() * scale[i];
+            ASSERT_LE(std::fabs(static_cast<double>(got[i]) - want[i]), tol)
+                << "element " << i << " is " << show(got[i]) << ", expected about " << want[i];
+          }
+          first_run = std::move(got);
+        } else {
+          for (std::size_t i = 0; i < got.size(); ++i) {
+            ASSERT_EQ(std::memcmp(&got[i], &first_run[i], sizeof(T)), 0)
+                << "run " << run << " differs from run 0 at element " << i << ": " << show(got[i]) << " vs "
+                << show(first_run[i]);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(SegmentedBatchedVector, DeterministicFloatColumns) { check_deterministic_columns<float>(); }
+TEST(SegmentedBatchedVector, DeterministicDoubleColumns) { check_deterministic_columns<double>(); }
 
 TEST(SegmentedBatchedVector, LongChainsInt32) { check_long_chains<std::int32_t>(); }
 TEST(SegmentedBatchedVector, LongChainsFloat) { check_long_chains<float>(); }

@@ -19,7 +19,8 @@
 //     of rows x up to 256 columns staged in shared memory, described here;
 //   short_lines_kernel: lines of at most `items` elements, e.g. (2, 2^20) axis 0: one
 //     thread per line, no look-back; short_line_words_kernel, the same with four
-//     4-byte lines a thread (16-byte accesses) where there are at least 2^16 such words.
+//     4-byte lines a thread (16-byte accesses) for lines of at most 8 rows where there
+//     are at least 2^16 such words.
 // (Two 4-byte columns are scanned as 8-byte pairs by the caller, segmented.cuh.)
 //
 // The tile (per block):
@@ -342,7 +343,16 @@ __global__ void __launch_bounds__(threads)
 //   4. every column's prefix by a windowed look-back: min(32, 256 / columns) lanes per
 //      column read that many tiles above at once (one barrier)
 //   5. every thread adds its column prefix and stores its rows
+// Deterministic (options.deterministic, values whose operator is not exact: a kernel of
+// its own): the window is folded strictly left to right from its nearest inclusive tile,
+// and a look-back never moves past a window without one (decoupled_lookback.cuh's
+// banner: every inclusive value is then the left fold of the tile aggregates above it,
+// the same operations in every run). So the window is what moves the frontier of
+// inclusive tiles: each lane reads `column_deterministic_reads` tiles a round. (Until
+// session 19 every tile waited for the inclusive value right above it: one round trip
+// per tile of a chain, (2^20, 32) float 47x the copy; docs/perf-notes.md.)
 inline constexpr int column_rows = 8;
+inline constexpr int column_deterministic_reads = 4;
 
 template <class Acc>
 inline constexpr int column_vec = static_cast<int>(16 / sizeof(Acc));
@@ -391,10 +401,10 @@ column_geometry make_column_geometry(std::int64_t outer, std::int64_t len, std::
   return g;
 }
 
-template <bool Exclusive, class Acc, class Op>
+template <bool Exclusive, bool Deterministic, class Acc, class Op>
 __global__ void __launch_bounds__(threads)
     columns_kernel(const Acc* in, Acc* out, column_geometry g, seed_value<Acc, Exclusive> seed,
-                   Op op, column_state<Acc> state, bool deterministic) {
+                   Op op, column_state<Acc> state) {
   using single_pass::status_aggregate;
   using single_pass::status_inclusive;
   using single_pass::tile_status;
@@ -482,14 +492,13 @@ __global__ void __launch_bounds__(threads)
 
   // 3. the tile's column aggregates (the last row group's threads: their prefix within
   // the tile and their own total), to shared memory for the look-back and published at
-  // once (the decoupling), unless deterministic: then every tile waits for the inclusive
-  // values right above it, so each column is the same left fold in every run.
+  // once (the decoupling)
   if (row_group == g.row_groups - 1) {
 #pragma unroll
     for (int k = 0; k < Vec; ++k) {
       const Acc aggregate = then(above[k], x[Rows - 1][k], op).value;
       aggregates[word * Vec + k] = aggregate;
-      if (chunk > 0 && column_valid && !deterministic) {
+      if (chunk > 0 && column_valid) {
         state.descriptors.store(t * W + word * Vec + k, make_tag(epoch, status_aggregate), aggregate);
       }
     }
@@ -497,9 +506,10 @@ __global__ void __launch_bounds__(threads)
   __syncthreads();  // the aggregates are in shared memory before the look-back reads them
 
   // 4. the column prefixes, by all threads: `slots` = min(32, threads / W) consecutive
-  // lanes per column, a window of that many tiles above per round (one walk step per
-  // tile would cost a round trip per tile: the chain of tiles above is the bottleneck of
-  // a thin shape, docs/perf-notes.md). A column has a prefix when the scan is exclusive
+  // lanes per column, a window of that many tiles above per round (deterministic: K =
+  // column_deterministic_reads times as many; one walk step per tile would cost a round
+  // trip per tile: the chain of tiles above is the bottleneck of a thin shape,
+  // docs/perf-notes.md; wider windows measured slower where not deterministic). A column has a prefix when the scan is exclusive
   // (chunk 0: the seed) or the tile is below chunk 0 (columns past the array's last
   // column skip the look-back and have none).
   {
@@ -513,39 +523,78 @@ __global__ void __launch_bounds__(threads)
     if constexpr (Exclusive) {
       if (chunk == 0) prefix = {seed.value, true};
     }
-    // Slot j reads tile `next - j * chains`; a round takes the slots up to the nearest
-    // inclusive value, or up to the first one not published yet (then reads again).
+    // Slot j reads the K tiles at window positions j * K .. j * K + K - 1 (position p:
+    // tile `next - p * chains`, nearest first), all loads in flight at once. A round takes
+    // the positions up to the nearest inclusive value, or (not deterministic) up to the
+    // first one not published yet, then reads on from there; a deterministic round takes
+    // all of them or none (then reads the same window again).
+    constexpr int K = Deterministic ? column_deterministic_reads : 1;
+    const int window = slots * K;
     bool done = !walks;
     std::int64_t next = t - g.chains;
     while (__any_sync(warp::full_mask, !done)) {  // warp-uniform: the shuffles need every lane
-      const std::int64_t above_tile = next - std::int64_t{j} * g.chains;
-      Acc value = aggregate;
-      tile_status s = single_pass::status_invalid;
-      if (!done && above_tile >= 0) s = state.descriptors.load(above_tile * W + c, epoch, value);
-      const bool inclusive = s == status_inclusive;
-      const bool ready = inclusive || (s == status_aggregate && !deterministic);
-      const unsigned group_bits = (slots == 32 ? ~0u : (1u << slots) - 1u) << group_lane;
-      const unsigned inclusive_slots = (__ballot_sync(warp::full_mask, !done && inclusive) & group_bits) >> group_lane;
-      const unsigned waiting_slots = (__ballot_sync(warp::full_mask, !done && !ready) & group_bits) >> group_lane;
-      const int first_inclusive = inclusive_slots ? __ffs(static_cast<int>(inclusive_slots)) - 1 : slots;
-      const int first_waiting = waiting_slots ? __ffs(static_cast<int>(waiting_slots)) - 1 : slots;
-      const int take = first_waiting < first_inclusive ? first_waiting
-                                                       : std::min(first_inclusive + 1, slots);
-      // fold slots [0, take) with the earlier (farther) operand first: after the steps,
-      // slot 0 holds value[take - 1] op ... op value[0]
-      Acc folded = value;
-      for (int d = 1; d < slots; d *= 2) {
-        const Acc farther = warp::detail::shuffle_words(
-            folded, [d](unsigned w) { return __shfl_down_sync(warp::full_mask, w, d); });
-        if (j + d < take) folded = static_cast<Acc>(op(farther, folded));
+      Acc value[K];
+      int my_inclusive = K, my_waiting = K;  // this slot's first of each (K: none)
+#pragma unroll
+      for (int i = 0; i < K; ++i) {
+        const std::int64_t above_tile = next - (std::int64_t{j} * K + i) * g.chains;
+        value[i] = aggregate;
+        tile_status s = single_pass::status_invalid;
+        if (!done && above_tile >= 0) s = state.descriptors.load(above_tile * W + c, epoch, value[i]);
+        if (s == status_inclusive && my_inclusive == K) my_inclusive = i;
+        if (s != status_inclusive && s != status_aggregate && my_waiting == K) my_waiting = i;
       }
-      folded = warp::shuffle_index(folded, group_lane);
+      const unsigned group_bits = (slots == 32 ? ~0u : (1u << slots) - 1u) << group_lane;
+      const unsigned inclusive_slots =
+          (__ballot_sync(warp::full_mask, !done && my_inclusive < K) & group_bits) >> group_lane;
+      const unsigned waiting_slots =
+          (__ballot_sync(warp::full_mask, !done && my_waiting < K) & group_bits) >> group_lane;
+      const int inclusive_slot = inclusive_slots ? __ffs(static_cast<int>(inclusive_slots)) - 1 : 0;
+      const int waiting_slot = waiting_slots ? __ffs(static_cast<int>(waiting_slots)) - 1 : 0;
+      const int inclusive_at = __shfl_sync(warp::full_mask, my_inclusive, group_lane + inclusive_slot);
+      const int waiting_at = __shfl_sync(warp::full_mask, my_waiting, group_lane + waiting_slot);
+      const int first_inclusive = inclusive_slots ? inclusive_slot * K + inclusive_at : window;
+      const int first_waiting = waiting_slots ? waiting_slot * K + waiting_at : window;
+      const bool found = first_inclusive < first_waiting;  // an inclusive value, all before it ready
+      Acc folded = value[0];
+      int take = 0;
+      if constexpr (Deterministic) {
+        // strictly left to right from the inclusive position (the banner of version 2)
+        take = found ? first_inclusive + 1 : 0;
+        if (__any_sync(warp::full_mask, found && !done)) {
+          // slots and their positions farthest first; unrolled, so that the shuffles do
+          // not wait for the folds (only the operator chain is serial)
+#pragma unroll
+          for (int js = 31; js >= 0; --js) {
+            if (js < slots) {  // warp-uniform: every lane shuffles
+#pragma unroll
+              for (int i = K - 1; i >= 0; --i) {
+                const Acc v = warp::shuffle_index(value[i], group_lane + js);
+                const int q = js * K + i;
+                if (q == first_inclusive) folded = v;
+                if (q < first_inclusive) folded = static_cast<Acc>(op(folded, v));
+              }
+            }
+          }
+        }
+      } else {
+        // up to the first waiting position, or through the nearest inclusive one; folded
+        // with the earlier (farther) operand first: after the steps, slot 0 holds
+        // value[take - 1] op ... op value[0]
+        take = found ? std::min(first_inclusive + 1, window) : first_waiting;
+        for (int d = 1; d < slots; d *= 2) {
+          const Acc farther = warp::detail::shuffle_words(
+              folded, [d](unsigned w) { return __shfl_down_sync(warp::full_mask, w, d); });
+          if (j + d < take) folded = static_cast<Acc>(op(farther, folded));
+        }
+        folded = warp::shuffle_index(folded, group_lane);
+      }
       if (!done && take > 0) {
         prefix = {prefix.present ? static_cast<Acc>(op(folded, prefix.value)) : folded, true};
         next -= take * g.chains;
       }
-      const bool waits = !done && first_waiting < first_inclusive;
-      done = done || first_inclusive < first_waiting;
+      const bool waits = !done && (Deterministic ? !found : first_waiting < first_inclusive);
+      done = done || found;
       if (__any_sync(warp::full_mask, waits)) __nanosleep(100);  // earlier tickets still run
     }
     if (in_window && j == 0) {
@@ -637,10 +686,13 @@ __global__ void __launch_bounds__(threads)
 // it was scanned made the exclusive scan 10-15% slower than the inclusive one, the
 // inclusive one 0-5%; not explained). Same in-place argument. (H200, docs/perf-notes.md,
 // session 18: (2, 2^20) int32 1.00-1.08x the copy against the scalar kernel's 1.27-1.34x,
-// (2, 2^25) 1.00x against 1.56x; but with fewer than 2^16 words, e.g. (16, 2^17), slower
-// than the scalar kernel (1.10x against 1.05x: a quarter of the threads), and slower for
-// 8-byte values, whose scalar accesses are already 8 bytes.)
+// (2, 2^25) 1.00x against 1.56x, (8, 2^23) 1.03-1.05x against 1.10x; but with fewer than
+// 2^16 words, e.g. (16, 2^17), slower than the scalar kernel (1.10x against 1.05x: a
+// quarter of the threads), for lines of more than 8 rows ((32, 2^20) 1.14-1.16x against
+// 1.13-1.14x, (7, 3 x 2^20) 1.12-1.14x against 1.09-1.10x: a longer serial chain
+// per thread), and for 8-byte values, whose scalar accesses are already 8 bytes.)
 inline constexpr std::int64_t min_short_line_words = std::int64_t{1} << 16;
+inline constexpr std::int64_t max_short_line_word_rows = 8;
 
 template <bool Exclusive, class Acc, class Op>
 __global__ void __launch_bounds__(threads)
@@ -698,8 +750,17 @@ void columns(const char* function, const Acc* in, Acc* out, std::int64_t outer, 
   const column_geometry g = make_column_geometry<Acc>(outer, len, inner, column_words<Acc>(len));
   if (g.tiles > 0x7fffffff) throw_invalid(function, "shape", "needs more than 2^31 - 1 tiles");
   auto launch = [&](column_state<Acc> state) {
-    columns_kernel<Exclusive, Acc><<<static_cast<unsigned>(g.tiles), threads, 0, o.stream>>>(
-        in, out, g, seed, op, state, o.deterministic);
+    // the deterministic kernel only where it differs (values whose operator is not exact)
+    if constexpr (!single_pass::exact_values<Acc>::value) {
+      if (o.deterministic) {
+        columns_kernel<Exclusive, true, Acc><<<static_cast<unsigned>(g.tiles), threads, 0, o.stream>>>(
+            in, out, g, seed, op, state);
+        TALLY_CUDA_CHECK_LAUNCH("columns_kernel", function);
+        return;
+      }
+    }
+    columns_kernel<Exclusive, false, Acc><<<static_cast<unsigned>(g.tiles), threads, 0, o.stream>>>(
+        in, out, g, seed, op, state);
     TALLY_CUDA_CHECK_LAUNCH("columns_kernel", function);
   };
   if (g.chunks == 1) {
@@ -719,7 +780,8 @@ void scan(const char* function, In in, Out out, std::int64_t outer, std::int64_t
   if (outer == 0 || len == 0 || inner == 0) return;
   if (len <= Items) {
     if constexpr (columns_take_v<Acc, In, Out> && sizeof(Acc) == 4) {
-      if (inner % 4 == 0 && outer * (inner / 4) >= min_short_line_words && single_pass::aligned_16(in) &&
+      if (len <= max_short_line_word_rows && inner % 4 == 0 &&
+          outer * (inner / 4) >= min_short_line_words && single_pass::aligned_16(in) &&
           single_pass::aligned_16(out)) {
         const std::int64_t blocks = ceil_div(outer * (inner / 4), threads);
         if (blocks > 0x7fffffff) throw_invalid(function, "shape", "has too many lines for one launch");
