@@ -67,6 +67,21 @@ void run(const T* in, T* out, i64 n, Heads heads, const T& init, Op op, bool det
   sp::scan<Protocol, Exclusive>("segmented pipelined test", in, out, n, heads, init, op, o);
 }
 
+// Poisons `out`, runs the path (inclusive or exclusive) and returns out's first n + 1
+// elements (the one past n must still be poison).
+template <class Protocol, class T, class Heads, class Op>
+std::vector<T> poison_run_download(bool exclusive, const T* in, device_buffer<T>& out, i64 n, Heads heads,
+                                   const T& init, Op op) {
+  out.poison();
+  if (exclusive) {
+    run<Protocol, true>(in, out.data(), n, heads, init, op);
+  } else {
+    run<Protocol, false>(in, out.data(), n, heads, init, op);
+  }
+  TALLY_TEST_CUDA(cudaDeviceSynchronize());
+  return out.download(static_cast<std::size_t>(n + 1));
+}
+
 // Every n of `ns` (<= h.size()), both protocols, inclusive and exclusive, against the
 // sequential scan by flags; `out` is poisoned, and the element past n must stay so.
 template <class T, class Heads, class Op>
@@ -84,15 +99,8 @@ void check_sizes(const char* label, const std::vector<T>& h, const std::vector<u
     for (const bool exclusive : {false, true}) {
       const auto& want = exclusive ? want_e : want_i;
       auto check = [&](auto protocol, const char* name) {
-        using P = decltype(protocol);
-        out.poison();
-        if (exclusive) {
-          run<P, true>(in.data(), out.data(), n, heads, init, op);
-        } else {
-          run<P, false>(in.data(), out.data(), n, heads, init, op);
-        }
-        TALLY_TEST_CUDA(cudaDeviceSynchronize());
-        const auto got = out.download(static_cast<std::size_t>(n + 1));
+        const auto got =
+            poison_run_download<decltype(protocol)>(exclusive, in.data(), out, n, heads, init, op);
         for (i64 i = 0; i < n; ++i) {
           const auto k = static_cast<std::size_t>(i);
           ASSERT_TRUE(got[k] == want[k]) << name << (exclusive ? " exclusive" : " inclusive") << ", n = " << n
@@ -260,16 +268,9 @@ void check_offsets(std::uint64_t salt, Op op) {
             seq::inclusive_scan_by_flags(h.begin(), h.begin() + n, f.begin(), want.begin(), op);
           }
           auto check = [&](auto protocol, const char* name) {
-            using P = decltype(protocol);
-            out.poison();
             const heads_t heads{offsets.data() + (shifted ? 1 : 0), segments, nullptr};
-            if (exclusive) {
-              run<P, true>(in.data(), out.data(), n, heads, init, op);
-            } else {
-              run<P, false>(in.data(), out.data(), n, heads, init, op);
-            }
-            TALLY_TEST_CUDA(cudaDeviceSynchronize());
-            const auto got = out.download(static_cast<std::size_t>(n + 1));
+            const auto got =
+                poison_run_download<decltype(protocol)>(exclusive, in.data(), out, n, heads, init, op);
             for (i64 i = 0; i <= n; ++i) {
               const auto k = static_cast<std::size_t>(i);
               if (i >= lead && i < n - tail) {

@@ -24,7 +24,9 @@
 // Arguments: device pointers or device-usable random-access iterators (flags, keys and
 //   offsets too: `offsets` lives in device memory). The offsets forms also take n, the
 //   number of elements of in and out: the segments lie in [0, n), and elements outside
-//   [offsets[0], offsets[num_segments]) are neither read nor written. The offsets are not
+//   [offsets[0], offsets[num_segments]) are never written, and their values never reach
+//   a result (the tile kernels read whole tiles of [0, n), those elements included,
+//   with 16-byte copies, so `in` must be readable over all of [0, n)). The offsets are not
 //   validated on the device (a host-side check would need a synchronisation): decreasing
 //   offsets, or offsets beyond n, give unspecified results, but never an access outside
 //   [0, n). The offsets forms need a default-constructible accumulator type.

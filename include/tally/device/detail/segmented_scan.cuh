@@ -468,6 +468,7 @@ __global__ void __launch_bounds__(bitmap_threads)
   for (std::int64_t first = (static_cast<std::int64_t>(blockIdx.x) * bitmap_threads + threadIdx.x) * bitmap_run;
        first < num_segments; first += stride) {
     std::int64_t p[bitmap_run];
+    bool loaded = false;  // by 16-byte vectors (a whole run)
     if constexpr (std::is_pointer_v<Offsets>) {
       if (vectors && first + bitmap_run <= num_segments) {
         const auto* v = reinterpret_cast<const int4*>(offsets + first);
@@ -479,13 +480,10 @@ __global__ void __launch_bounds__(bitmap_threads)
           p[4 * q + 2] = static_cast<std::int64_t>(static_cast<std::remove_pointer_t<Offsets>>(x.z));
           p[4 * q + 3] = static_cast<std::int64_t>(static_cast<std::remove_pointer_t<Offsets>>(x.w));
         }
-      } else {
-#pragma unroll
-        for (int i = 0; i < bitmap_run; ++i) {
-          p[i] = first + i < num_segments ? static_cast<std::int64_t>(offsets[first + i]) : -1;
-        }
+        loaded = true;
       }
-    } else {
+    }
+    if (!loaded) {
 #pragma unroll
       for (int i = 0; i < bitmap_run; ++i) {
         p[i] = first + i < num_segments ? static_cast<std::int64_t>(offsets[first + i]) : -1;

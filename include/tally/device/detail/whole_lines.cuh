@@ -9,7 +9,8 @@
 // tile of `lines_per_tile` whole lines starts with a head, needs nothing from any other
 // tile, and the kernel is a stream of independent blocks, load -> scan -> store, with no
 // ticket, no descriptors and no wait. That matters most where a call is latency, e.g.
-// (2^20, 2) along axis 1: 2^21 elements, a copy of 8 us (docs/perf-notes.md, session 18).
+// (2^20, 2) along axis 1: 2^21 elements, a copy of 5.5 us in the benchmark
+// (docs/perf-notes.md, session 18).
 //
 // The tile (per block, 256 threads, the tile kernel's layout: Rows rows of 16 bytes a
 // lane; Rows below):
