@@ -19,6 +19,7 @@
 #include <cstring>
 #include <functional>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -68,7 +69,8 @@ void run(const T* in, T* out, i64 n, Heads heads, const T& init, Op op, bool det
 }
 
 // Poisons `out`, runs the path (inclusive or exclusive) and returns out's first n + 1
-// elements (the one past n must still be poison).
+// elements (the one past n must still be poison). A CUDA error throws (the test fails),
+// as device_buffer's download does.
 template <class Protocol, class T, class Heads, class Op>
 std::vector<T> poison_run_download(bool exclusive, const T* in, device_buffer<T>& out, i64 n, Heads heads,
                                    const T& init, Op op) {
@@ -78,7 +80,8 @@ std::vector<T> poison_run_download(bool exclusive, const T* in, device_buffer<T>
   } else {
     run<Protocol, false>(in, out.data(), n, heads, init, op);
   }
-  TALLY_TEST_CUDA(cudaDeviceSynchronize());
+  const cudaError_t status = cudaDeviceSynchronize();
+  if (status != cudaSuccess) throw std::runtime_error(std::string("test: ") + cudaGetErrorString(status));
   return out.download(static_cast<std::size_t>(n + 1));
 }
 
