@@ -871,15 +871,15 @@ TEST(SinglePass, SmallPathDeterministicFloatBits) {
   }
 }
 
-// The stall test on the path's kernel (tile = blockIdx.x): delayed blocks make their
-// successors wait; with every block resident (cooperative launch) nothing hangs.
-template <class T>
-void check_small_stalls(const char* label) {
+// The stall test on a kernel that runs its tiles by block (tile = blockIdx.x; tiles of
+// tuning Tune, exclusive, both modes): delayed blocks make their successors wait; with
+// every block resident (cooperative launch) nothing hangs. For the small-n path and (below)
+// the default tiles by block.
+template <class T, sp::single_pass_tuning Tune>
+void check_by_block_stalls(const char* label, std::int64_t tiles, std::uint64_t salt) {
   SCOPED_TRACE(label);
-  const std::int64_t tiles = sp::small_path_max_tiles;
-  if (tally::detail::co_resident_blocks("test") < tiles) GTEST_SKIP() << "fewer SMs than tiles";
-  const std::int64_t n = tiles * small_tile<T> - 7;
-  const auto h = random_vector<T, tally::plus>(static_cast<std::size_t>(n), 121);
+  const std::int64_t n = tiles * Tune.tile_items() - 7;
+  const auto h = random_vector<T, tally::plus>(static_cast<std::size_t>(n), salt);
   const T init = test_init<T, tally::plus>();
   const auto want = reference_scan(h, true, init, tally::plus{});
   device_buffer<T> in(h), out(static_cast<std::size_t>(n));
@@ -894,7 +894,7 @@ void check_small_stalls(const char* label) {
       out.poison();
       tally::options o;
       o.deterministic = deterministic;
-      sp::scan<lookback_protocol, true, T, small_tune<T>, true>(
+      sp::scan<lookback_protocol, true, T, Tune, true>(
           "stall test", "storage_bytes", static_cast<const T*>(in.data()), out.data(), n,
           tally::detail::make_seed<T, true>(init), tally::plus{}, o, s);
       TALLY_TEST_CUDA(cudaDeviceSynchronize());
@@ -906,8 +906,11 @@ void check_small_stalls(const char* label) {
 }
 
 TEST(SinglePass, SmallPathStallTest) {
-  check_small_stalls<std::int32_t>("int32");
-  check_small_stalls<double>("double (the deterministic kernel too)");
+  const std::int64_t tiles = sp::small_path_max_tiles;
+  if (tally::detail::co_resident_blocks("test") < tiles) GTEST_SKIP() << "fewer SMs than tiles";
+  check_by_block_stalls<std::int32_t, sp::small_single_pass_tuning<std::int32_t>()>("int32", tiles, 121);
+  check_by_block_stalls<double, sp::small_single_pass_tuning<double>()>(
+      "double (the deterministic kernel too)", tiles, 121);
 }
 
 // The path shares the stream's tile state with the default tiles: back-to-back calls of
@@ -1039,37 +1042,13 @@ TEST(SinglePass, TilesByBlockEdge) {
 }
 
 // The stall test on the default tiles by block, with as many tiles as the device holds
-// (the stalled kernel's own grid): delayed blocks make their successors wait.
-template <class T>
-void check_by_block_stalls(const char* label) {
-  SCOPED_TRACE(label);
-  const std::int64_t tiles = by_block_tiles<T, true, stall>();
-  ASSERT_GT(tiles, 1) << "this GPU cannot launch cooperatively";
-  const std::int64_t n = tiles * sp::tile_items<T>() - 7;
-  const auto h = random_vector<T, tally::plus>(static_cast<std::size_t>(n), 171);
-  const T init = test_init<T, tally::plus>();
-  const auto want = reference_scan(h, true, init, tally::plus{});
-  device_buffer<T> in(h), out(static_cast<std::size_t>(n));
-  const long long cycles = quick() ? 20000 : 2000000;
-  const stall stalls[] = {
-      {0, 1, tiles / 2, ~0u, cycles},
-      {tiles - 1, tiles - 2, 5, 0u, cycles},
-      {-1, -1, -1, static_cast<unsigned>(tiles - 1), cycles},
-  };
-  for (const stall& s : stalls) {
-    out.poison();
-    sp::scan<lookback_protocol, true, T, sp::default_single_pass_tuning<T>(), true>(
-        "stall test", "storage_bytes", static_cast<const T*>(in.data()), out.data(), n,
-        tally::detail::make_seed<T, true>(init), tally::plus{}, tally::options{}, s);
-    TALLY_TEST_CUDA(cudaDeviceSynchronize());
-    ASSERT_TRUE(matches(out.download(), want, static_cast<std::size_t>(n)))
-        << "stall tiles " << s.tile_a << "," << s.tile_b << "," << s.tile_c << " block " << s.block;
-  }
-}
-
+// (the stalled kernel's own grid).
 TEST(SinglePass, TilesByBlockStallTest) {
-  check_by_block_stalls<std::int32_t>("int32");
-  check_by_block_stalls<std::int64_t>("int64");
+  const std::int64_t tiles32 = by_block_tiles<std::int32_t, true, stall>();
+  const std::int64_t tiles64 = by_block_tiles<std::int64_t, true, stall>();
+  ASSERT_GT(tiles32, 1) << "this GPU cannot launch cooperatively";
+  check_by_block_stalls<std::int32_t, sp::default_single_pass_tuning<std::int32_t>()>("int32", tiles32, 171);
+  check_by_block_stalls<std::int64_t, sp::default_single_pass_tuning<std::int64_t>()>("int64", tiles64, 172);
 }
 
 TEST(SinglePass, TilesByBlockClearingEpoch) {
