@@ -505,13 +505,13 @@ __global__ void __launch_bounds__(threads)
   }
   __syncthreads();  // the aggregates are in shared memory before the look-back reads them
 
-  // 4. the column prefixes, by all threads: `slots` = min(32, threads / W) consecutive
-  // lanes per column, a window of that many tiles above per round (deterministic: K =
-  // column_deterministic_reads times as many; one walk step per tile would cost a round
-  // trip per tile: the chain of tiles above is the bottleneck of a thin shape,
-  // docs/perf-notes.md; wider windows measured slower where not deterministic). A column has a prefix when the scan is exclusive
-  // (chunk 0: the seed) or the tile is below chunk 0 (columns past the array's last
-  // column skip the look-back and have none).
+  // 4. the column prefixes, by all threads: `slots` = min(32, threads / W) consecutive lanes
+  // per column, a window of that many tiles above per round (deterministic: K =
+  // column_deterministic_reads times as many; a walk step per tile would cost a round trip
+  // per tile: the chain of tiles above bounds a thin shape, docs/perf-notes.md; wider
+  // windows measured slower where not deterministic). A column has a prefix when the scan
+  // is exclusive (chunk 0: the seed) or the tile is below chunk 0 (columns past the
+  // array's last column skip the look-back and have none).
   {
     const int slots = std::min(32, threads / W);
     const int c = tid / slots, j = tid % slots;  // column c of the tile, slot j
