@@ -111,7 +111,7 @@ struct bench_type {
       sp::launch<Protocol, tune, false>("tuning", static_cast<const T*>(in), out, n, tiles,
                                         tally::detail::seed_value<T, false>{}, tally::plus{},
                                         sp::tile_state<T>::at(state, capacity), deterministic,
-                                        sp::no_stall{}, nullptr);
+                                        sp::no_stall{}, sp::one_line{}, nullptr);
     });
     check(cudaDeviceSynchronize(), "variant");
     row(type, name, us, correct());

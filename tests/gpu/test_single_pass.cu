@@ -705,7 +705,7 @@ void check_clearing_epoch(std::int64_t tiles, std::uint64_t salt) {
                  [&](const T* in, T* out, std::int64_t n, sp::tile_state<T> state) {
                    sp::launch<lookback_protocol, Tune, false, ByBlock>(
                        "clearing test", in, out, n, tiles, tally::detail::seed_value<T, false>{},
-                       tally::plus{}, state, false, sp::no_stall{}, nullptr);
+                       tally::plus{}, state, false, sp::no_stall{}, sp::one_line{}, nullptr);
                  });
 }
 
@@ -874,29 +874,48 @@ TEST(SinglePass, SmallPathDeterministicFloatBits) {
 // The stall test on a kernel that runs its tiles by block (tile = blockIdx.x; tiles of
 // tuning Tune, exclusive, both modes): delayed blocks make their successors wait; with
 // every block resident (cooperative launch) nothing hangs. For the small-n path and (below)
-// the default tiles by block.
+// the default tiles by block, one line or (tiles_per_line > 0: the batched scans' lines of
+// whole tiles, single_pass_scan.cuh "Lines") lines of tiles_per_line tiles, each scanned
+// from init afresh, with the first and the last tile of a line delayed too.
 template <class T, sp::single_pass_tuning Tune>
-void check_by_block_stalls(const char* label, std::int64_t tiles, std::uint64_t salt) {
+void check_by_block_stalls(const char* label, std::int64_t tiles, std::uint64_t salt,
+                           std::int64_t tiles_per_line = 0) {
   SCOPED_TRACE(label);
-  const std::int64_t n = tiles * Tune.tile_items() - 7;
+  const bool lines = tiles_per_line > 0;
+  const std::int64_t n = lines ? tiles * Tune.tile_items() : tiles * Tune.tile_items() - 7;
+  const std::int64_t len = lines ? tiles_per_line * Tune.tile_items() : n;
   const auto h = random_vector<T, tally::plus>(static_cast<std::size_t>(n), salt);
   const T init = test_init<T, tally::plus>();
-  const auto want = reference_scan(h, true, init, tally::plus{});
+  expected<T, tally::plus> want;
+  for (std::int64_t first = 0; first < n; first += len) {
+    const auto line = reference_scan(std::vector<T>(h.begin() + first, h.begin() + first + len), true,
+                                     init, tally::plus{});
+    want.values.insert(want.values.end(), line.values.begin(), line.values.end());
+    want.scale.insert(want.scale.end(), line.scale.begin(), line.scale.end());
+  }
   device_buffer<T> in(h), out(static_cast<std::size_t>(n));
   const long long cycles = quick() ? 20000 : 2000000;
-  const stall stalls[] = {
+  std::vector<stall> stalls = {
       {0, 1, tiles / 2, ~0u, cycles},
       {tiles - 1, tiles - 2, 5, 0u, cycles},
       {-1, -1, -1, static_cast<unsigned>(tiles - 1), cycles},
   };
+  if (lines) stalls.push_back({tiles_per_line, 2 * tiles_per_line - 1, tiles_per_line + 1, ~0u, cycles});
   for (const stall& s : stalls) {
     for (bool deterministic : {false, true}) {
       out.poison();
       tally::options o;
       o.deterministic = deterministic;
-      sp::scan<lookback_protocol, true, T, Tune, true>(
-          "stall test", "storage_bytes", static_cast<const T*>(in.data()), out.data(), n,
-          tally::detail::make_seed<T, true>(init), tally::plus{}, o, s);
+      const auto run = [&](auto lines_of) {
+        sp::scan<lookback_protocol, true, T, Tune, true>(
+            "stall test", "storage_bytes", static_cast<const T*>(in.data()), out.data(), n,
+            tally::detail::make_seed<T, true>(init), tally::plus{}, o, s, 0, lines_of);
+      };
+      if (lines) {
+        run(sp::tile_lines{static_cast<unsigned>(tiles_per_line)});
+      } else {
+        run(sp::one_line{});
+      }
       TALLY_TEST_CUDA(cudaDeviceSynchronize());
       ASSERT_TRUE(matches(out.download(), want, static_cast<std::size_t>(n)))
           << "stall tiles " << s.tile_a << "," << s.tile_b << "," << s.tile_c << " block " << s.block
@@ -1049,6 +1068,22 @@ TEST(SinglePass, TilesByBlockStallTest) {
   ASSERT_GT(tiles32, 1) << "this GPU cannot launch cooperatively";
   check_by_block_stalls<std::int32_t, sp::default_single_pass_tuning<std::int32_t>()>("int32", tiles32, 171);
   check_by_block_stalls<std::int64_t, sp::default_single_pass_tuning<std::int64_t>()>("int64", tiles64, 172);
+}
+
+// The same on lines of whole tiles (the batched scans along the last axis, segmented.cuh):
+// lines of 8 tiles, as many whole lines as the device holds at once in both modes;
+// float, so that the deterministic kernel runs too.
+TEST(SinglePass, TilesByBlockLinesStallTest) {
+  constexpr std::int64_t tiles_per_line = 8;
+  constexpr sp::single_pass_tuning tune = sp::default_single_pass_tuning<float>();
+  const auto grid = [](auto deterministic) -> std::int64_t {
+    return sp::by_block_grid<lookback_protocol, tune, decltype(deterministic)::value, true, float,
+                             const float*, float*, tally::plus, stall, sp::tile_lines>("test");
+  };
+  const std::int64_t tiles =
+      std::min(grid(std::false_type{}), grid(std::true_type{})) / tiles_per_line * tiles_per_line;
+  ASSERT_GE(tiles, 2 * tiles_per_line) << "this GPU holds fewer than two lines of tiles at once";
+  check_by_block_stalls<float, tune>("float, lines of 8 tiles", tiles, 173, tiles_per_line);
 }
 
 TEST(SinglePass, TilesByBlockClearingEpoch) {

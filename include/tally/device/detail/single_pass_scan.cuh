@@ -95,6 +95,23 @@ struct no_stall {
   TALLY_DEVICE void operator()(std::int64_t, unsigned) const {}
 };
 
+// ---- lines ---------------------------------------------------------------------------------
+// Where the scan starts afresh. A plain scan is one line: only tile 0 has no predecessor.
+// The batched scans along the last axis whose lines are a whole number of tiles run the
+// same kernel with `tile_lines` (segmented.cuh): the first tile of each line takes no
+// prefix (the seed, for an exclusive scan) and publishes its inclusive value at once, so
+// the look-back of the line's later tiles stops there, as it stops at tile 0 (it never
+// folds a tile before the latest inclusive one: decoupled_lookback.cuh, chained.cuh).
+struct one_line {
+  TALLY_DEVICE TALLY_FORCEINLINE bool starts_line(std::int64_t tile) const { return tile == 0; }
+};
+struct tile_lines {
+  unsigned tiles;  // tiles per line, >= 1 (a scan has fewer than 2^31 tiles)
+  TALLY_DEVICE TALLY_FORCEINLINE bool starts_line(std::int64_t tile) const {
+    return static_cast<unsigned>(tile) % tiles == 0;
+  }
+};
+
 // ---- the optional prefix --------------------------------------------------------------------
 template <class Acc>
 struct maybe {
@@ -429,16 +446,17 @@ inline constexpr std::int64_t small_path_max_tiles = 64;
 // reduction of all tiles before t (seed included for exclusive scans) in every lane.
 // The kernel then publishes the inclusive value prefix op A_t.
 // ByBlock: tile = blockIdx.x (only in a cooperative launch: "The small-n path" and "Tiles
-// by block" above).
+// by block" above). Lines: one_line, or tile_lines ("Lines" above).
 // Staging: whether the tile waits in shared memory, and how ("Staged tiles" above;
 // Vectorised pointers only).
 template <class Protocol, int Threads, int Rows, int Vec, bool Vectorised, staging Staging,
           bool Deterministic, bool Exclusive, bool ByBlock, class Acc, class In, class Out,
-          class Op, class Hook>
+          class Op, class Hook, class Lines>
 __global__ void __launch_bounds__(Threads, (min_blocks_per_sm<Threads, Staging != staging::none,
                                                               Deterministic>))
     single_pass_kernel(In in, Out out, std::int64_t n, std::int64_t tiles,
-                       seed_value<Acc, Exclusive> seed, Op op, tile_state<Acc> state, Hook hook) {
+                       seed_value<Acc, Exclusive> seed, Op op, tile_state<Acc> state, Hook hook,
+                       Lines lines) {
   using L = layout<Threads, Rows, Vec, Vectorised>;
   constexpr bool Staged = Staging != staging::none;
   __shared__ staged_tile_t<Acc, L, Staged> staged;
@@ -527,7 +545,7 @@ __global__ void __launch_bounds__(Threads, (min_blocks_per_sm<Threads, Staging !
     const Acc warp_exclusive = warp::shuffle_up(warp_inclusive, 1u);  // unused in lane 0
 
     maybe<Acc> prefix{aggregate, false};  // the tile's exclusive prefix
-    if (tile == 0) {
+    if (lines.starts_line(tile)) {
       if constexpr (Exclusive) prefix = {seed.value, true};
     } else {
       prefix = {Protocol::template exclusive_prefix<Deterministic>(state.descriptors, epoch, tile,
@@ -548,7 +566,7 @@ __global__ void __launch_bounds__(Threads, (min_blocks_per_sm<Threads, Staging !
   __syncthreads();  // the warp prefixes are stored before any warp reads them
 
   // 5. every item's prefix, then store
-  const bool warp_has_prefix = Exclusive || tile > 0 || warp_id > 0;
+  const bool warp_has_prefix = Exclusive || !lines.starts_line(tile) || warp_id > 0;
   const maybe<Acc> warp_prefix{warp_has_prefix ? warp_prefixes[warp_id] : warp_total,
                                warp_has_prefix};
 #pragma unroll
@@ -662,15 +680,15 @@ struct exact_values : std::is_integral<Acc> {};
 // one more kernel for every scan costs build time), and the largest grid of it that a
 // cooperative launch takes on the current device (0: none).
 template <class Protocol, single_pass_tuning Tune, bool Deterministic, bool Exclusive, class Acc,
-          class In, class Out, class Op, class Hook>
+          class In, class Out, class Op, class Hook, class Lines = one_line>
 inline constexpr auto by_block_kernel =
     single_pass_kernel<Protocol, Tune.block_threads, Tune.rows, Tune.vec, true, staging::none,
-                       Deterministic, Exclusive, true, Acc, In, Out, Op, Hook>;
+                       Deterministic, Exclusive, true, Acc, In, Out, Op, Hook, Lines>;
 template <class Protocol, single_pass_tuning Tune, bool Deterministic, bool Exclusive, class Acc,
-          class In, class Out, class Op, class Hook>
+          class In, class Out, class Op, class Hook, class Lines = one_line>
 int by_block_grid(const char* function) {
   constexpr auto kernel =
-      by_block_kernel<Protocol, Tune, Deterministic, Exclusive, Acc, In, Out, Op, Hook>;
+      by_block_kernel<Protocol, Tune, Deterministic, Exclusive, Acc, In, Out, Op, Hook, Lines>;
   return co_resident_grid<kernel>(Tune.block_threads, function);
 }
 
@@ -679,16 +697,16 @@ int by_block_grid(const char* function) {
 // holds the whole grid at once (or there is one tile), tile = blockIdx.x in a cooperative
 // launch; otherwise, as without ByBlock, the ticket kernels.
 template <class Protocol, single_pass_tuning Tune, bool Deterministic, bool Exclusive, bool ByBlock,
-          class Acc, class In, class Out, class Op, class Hook>
+          class Acc, class In, class Out, class Op, class Hook, class Lines>
 void launch_layout(const char* function, In in, Out out, std::int64_t n, std::int64_t tiles,
                    seed_value<Acc, Exclusive> seed, Op op, tile_state<Acc> state, Hook hook,
-                   cudaStream_t stream) {
+                   Lines lines, cudaStream_t stream) {
   const auto grid = static_cast<unsigned>(tiles);
   if constexpr (ByBlock) {
     static_assert(acc_pointers<Acc, In, Out>() && Tune.vec > 1,
                   "tiles by block take pointers to vectorisable values");
     constexpr auto kernel =
-        by_block_kernel<Protocol, Tune, Deterministic, Exclusive, Acc, In, Out, Op, Hook>;
+        by_block_kernel<Protocol, Tune, Deterministic, Exclusive, Acc, In, Out, Op, Hook, Lines>;
     if (aligned_16(in) && aligned_16(out) &&
         (tiles == 1 || tiles <= co_resident_grid<kernel>(Tune.block_threads, function))) {
       cudaLaunchAttribute cooperative[1] = {};
@@ -701,7 +719,7 @@ void launch_layout(const char* function, In in, Out out, std::int64_t n, std::in
       config.attrs = cooperative;
       config.numAttrs = tiles > 1 ? 1 : 0;  // one tile waits for nobody
       const cudaError_t status =
-          cudaLaunchKernelEx(&config, kernel, in, out, n, tiles, seed, op, state, hook);
+          cudaLaunchKernelEx(&config, kernel, in, out, n, tiles, seed, op, state, hook, lines);
       if (status != cudaSuccess) (void)cudaGetLastError();  // reported here, not by a later check
       cuda_check(status, function, "cudaLaunchKernelEx (cooperative) of single_pass_kernel");
       return;
@@ -726,14 +744,16 @@ void launch_layout(const char* function, In in, Out out, std::int64_t n, std::in
       constexpr staging staged = pointers ? staging::rescan : staging::none;
       single_pass_kernel<Protocol, Tune.block_threads, Tune.rows, Tune.vec, true, staged,
                          Deterministic, Exclusive, false, Acc>
-          <<<grid, Tune.block_threads, 0, stream>>>(in, out, n, tiles, seed, op, state, hook);
+          <<<grid, Tune.block_threads, 0, stream>>>(in, out, n, tiles, seed, op, state, hook,
+                                                    lines);
       TALLY_CUDA_CHECK_LAUNCH("single_pass_kernel", function);
       return;
     }
   }
   single_pass_kernel<Protocol, Tune.block_threads, Tune.rows, Tune.vec, false, staging::none,
                      Deterministic, Exclusive, false, Acc>
-      <<<grid, Tune.block_threads, 0, stream>>>(in, out, n, tiles, seed, op, state, hook);
+      <<<grid, Tune.block_threads, 0, stream>>>(in, out, n, tiles, seed, op, state, hook,
+                                                    lines);
   TALLY_CUDA_CHECK_LAUNCH("single_pass_kernel", function);
 }
 
@@ -753,13 +773,13 @@ void with_determinism(bool deterministic, Launch&& launch) {
 }
 
 template <class Protocol, single_pass_tuning Tune, bool Exclusive, bool ByBlock = false, class Acc,
-          class In, class Out, class Op, class Hook>
+          class In, class Out, class Op, class Hook, class Lines>
 void launch(const char* function, In in, Out out, std::int64_t n, std::int64_t tiles,
             seed_value<Acc, Exclusive> seed, Op op, tile_state<Acc> state, bool deterministic,
-            Hook hook, cudaStream_t stream) {
+            Hook hook, Lines lines, cudaStream_t stream) {
   with_determinism<Protocol, Acc>(deterministic, [&](auto mode) {
     launch_layout<Protocol, Tune, decltype(mode)::value, Exclusive, ByBlock>(
-        function, in, out, n, tiles, seed, op, state, hook, stream);
+        function, in, out, n, tiles, seed, op, state, hook, lines, stream);
   });
 }
 
@@ -820,13 +840,13 @@ void with_call_state(const char* function, const char* storage_query, std::int64
 // state from the caller's storage, a call-owned allocation while capturing a graph, or
 // the stream's reusable buffer (tile_state.cuh); then one launch. ByBlock: tile =
 // blockIdx.x where the grid fits on the device at once (launch_layout). promised_storage: see
-// with_call_state.
+// with_call_state. lines: where the scan starts afresh ("Lines" above).
 template <class Protocol, bool Exclusive, class Acc,
           single_pass_tuning Tune = default_single_pass_tuning<Acc>(), bool ByBlock = false,
-          class In, class Out, class Op, class Hook = no_stall>
+          class In, class Out, class Op, class Hook = no_stall, class Lines = one_line>
 void scan(const char* function, const char* storage_query, In in, Out out, std::int64_t n,
           seed_value<Acc, Exclusive> seed, Op op, const options& o, Hook hook = {},
-          std::size_t promised_storage = 0) {
+          std::size_t promised_storage = 0, Lines lines = {}) {
   static_assert(std::is_trivially_copyable_v<Acc>,
                 "single-pass scans need a trivially copyable accumulator type");
   if (n == 0) return;
@@ -834,7 +854,7 @@ void scan(const char* function, const char* storage_query, In in, Out out, std::
                              [&](std::int64_t tiles, tile_state<Acc> state) {
                                launch<Protocol, Tune, Exclusive, ByBlock>(
                                    function, in, out, n, tiles, seed, op, state, o.deterministic,
-                                   hook, o.stream);
+                                   hook, lines, o.stream);
                              });
 }
 
