@@ -12,7 +12,10 @@
 //     (whole_lines.cuh: small tiles of 2048 values, large ones of 8 rows; lengths that
 //     are not a multiple of 4, one-element lines, a last tile that ends inside a 16-byte
 //     word), lines that divide a 16-byte word (1, 2, 4 values) a word per thread, the
-//     tile kernel with computed heads for the others (lines of 5000 and 6000);
+//     tile kernel with computed heads for the others (lines of 5000 and 6000), and lines
+//     of a whole number of tiles (multiples of 8192 4-byte or 2048 8-byte values: 2^17,
+//     16384, 24576, and the long chains below) the plain scan's kernel, each line's first
+//     tile starting afresh;
 //   - lines of at most 32 rows along another axis: one thread per line, or four 4-byte
 //     lines a thread (short_line_words_kernel) for lines of at most 8 rows from 2^16 such
 //     words on (in chunks of 4 rows: 3, 4 and 8 rows);
@@ -87,7 +90,8 @@ const std::vector<batched_case> path_cases = {
     {{2047, 5}, 1},     {{4001, 1}, 1},        {{300, 1000}, 1},    {{5, 4096}, 1},
     {{9, 8192}, 1},     {{3, 6000}, 1},        {{150, 1500}, 1},    {{600, 2047}, 1},
     {{4, 1 << 18}, 0},  {{2, 3, 1 << 17}, 1},  {{3, 65536}, 0},   {{3001, 2}, 1},
-    {{1001, 4}, 1},     {{2, 3, 4}, 2},        {{8, 1 << 18}, 0}};
+    {{1001, 4}, 1},     {{2, 3, 4}, 2},        {{8, 1 << 18}, 0},   {{3, 16384}, 1},
+    {{5, 24576}, 1}};
 
 template <class T, class Op>
 void check_affine(Op op) {
@@ -111,68 +115,69 @@ void check_long_chains() {
   const i64 rows = quick() ? 1 << 13 : 1 << 16;
   const std::vector<batched_case> cases = {
       {{rows, 32}, 0}, {{rows * 16, 2}, 0}, {{4, rows * 4, 2}, 1}, {{rows / 32, 1024}, 0}, {{rows, 32}, 1},
-      {{2, rows * 16}, 0}, {{rows * 16, 2}, 1}};
+      {{2, rows * 16}, 0}, {{rows * 16, 2}, 1}, {{2, rows * 16}, 1}, {{4, rows * 8}, 1}};
   std::mt19937_64 g(99 + sizeof(T));
   std::vector<T> h(static_cast<std::size_t>(rows) * 32);
   for (auto& x : h) x = static_cast<T>(static_cast<int>(g() % 201) - 100);
   check_cases(cases, h, static_cast<T>(7), tally::plus{});
 }
 
-// options.deterministic on non-integer floats along axis 0 (columns_kernel's deterministic
-// look-back, which folds each window left to right): the same bits in every run (5; quick
-// mode 3), and within (32 + 4 log2 len) ulps of a double oracle's prefix of |x| per column.
-// Chains of 256 tiles (32 in quick mode) of 32 and of 128 columns, inclusive and exclusive.
+// options.deterministic on non-integer floats: the same bits in every run (5; quick mode
+// 3), and within (32 + 4 log2 len) ulps of a double oracle's prefix of |x| per line.
+// Along axis 0, columns_kernel's deterministic look-back (which folds each window left to
+// right): chains of 256 tiles (32 in quick mode) of 32 and of 128 columns. Along the last
+// axis, lines of whole tiles on the plain scan's kernel (single_pass_scan.cuh, "Lines"):
+// 2 lines of 2^20 (2^17 in quick mode) and 16 of 2^17 (2^14). Inclusive and exclusive.
 template <class T>
-void check_deterministic_columns() {
-  const i64 rows = quick() ? 1 << 13 : 1 << 16;
-  const std::vector<std::vector<i64>> shapes = {{rows, 32}, {rows / 4, 128}};
+void check_deterministic(const std::vector<batched_case>& cases) {
+  i64 m = 0;
+  for (const auto& c : cases) m = std::max(m, element_count(c.first));
   std::mt19937_64 g(777 + sizeof(T));
-  std::vector<T> h(static_cast<std::size_t>(rows * 32));
+  std::vector<T> h(static_cast<std::size_t>(m));
   for (auto& x : h) x = static_cast<T>(std::uniform_real_distribution<double>(-1000.0, 1000.0)(g));
+  std::vector<double> wide(h.begin(), h.end()), magnitude(h.size());
+  for (std::size_t i = 0; i < h.size(); ++i) magnitude[i] = std::fabs(wide[i]);
   const device_buffer<T> in(h);
   device_buffer<T> out(h.size());
   tally::options o;
   o.deterministic = true;
   const T init = static_cast<T>(0.3);
   const int runs = quick() ? 3 : 5;
-  for (const auto& shape : shapes) {
-    const i64 len = shape[0], inner = shape[1];
-    const double ulps = 32.0 + 4.0 * std::log2(static_cast<double>(len) + 1.0);
+  for (const auto& [shape, axis] : cases) {
+    const std::span<const i64> s(shape);
+    const auto total = static_cast<std::size_t>(element_count(shape));
+    const double ulps = 32.0 + 4.0 * std::log2(static_cast<double>(shape[static_cast<std::size_t>(axis)]) + 1.0);
     for (const bool exclusive : {false, true}) {
-      SCOPED_TRACE(shape_string(shape) + (exclusive ? ", exclusive" : ", inclusive"));
-      std::vector<double> want(h.size()), scale(h.size());
-      for (i64 c = 0; c < inner; ++c) {
-        double sum = exclusive ? static_cast<double>(init) : 0.0;
-        double abs_sum = exclusive ? std::fabs(static_cast<double>(init)) : 0.0;
-        for (i64 r = 0; r < len; ++r) {
-          const auto i = static_cast<std::size_t>(r * inner + c);
-          if (!exclusive) sum += h[i], abs_sum += std::fabs(static_cast<double>(h[i]));
-          want[i] = sum;
-          scale[i] = abs_sum;
-          if (exclusive) sum += h[i], abs_sum += std::fabs(static_cast<double>(h[i]));
-        }
+      SCOPED_TRACE(shape_string(shape) + " along axis " + std::to_string(axis) +
+                   (exclusive ? ", exclusive" : ", inclusive"));
+      std::vector<double> want(total), scale(total);
+      if (exclusive) {
+        const double d_init = static_cast<double>(init);
+        seq::exclusive_scan_batched(wide.begin(), want.begin(), s, axis, d_init, tally::plus{});
+        seq::exclusive_scan_batched(magnitude.begin(), scale.begin(), s, axis, std::fabs(d_init), tally::plus{});
+      } else {
+        seq::inclusive_scan_batched(wide.begin(), want.begin(), s, axis, tally::plus{});
+        seq::inclusive_scan_batched(magnitude.begin(), scale.begin(), s, axis, tally::plus{});
       }
       std::vector<T> first_run;
       for (int run = 0; run < runs; ++run) {
         out.poison();
         if (exclusive) {
-          tally::exclusive_scan_batched(static_cast<const T*>(in.data()), out.data(), std::span<const i64>(shape), 0,
-                                        init, tally::plus{}, o);
+          tally::exclusive_scan_batched(static_cast<const T*>(in.data()), out.data(), s, axis, init, tally::plus{}, o);
         } else {
-          tally::inclusive_scan_batched(static_cast<const T*>(in.data()), out.data(), std::span<const i64>(shape), 0,
-                                        tally::plus{}, o);
+          tally::inclusive_scan_batched(static_cast<const T*>(in.data()), out.data(), s, axis, tally::plus{}, o);
         }
         TALLY_TEST_CUDA(cudaDeviceSynchronize());
-        auto got = out.download(h.size());
+        auto got = out.download(total);
         if (run == 0) {
-          for (std::size_t i = 0; i < got.size(); ++i) {
+          for (std::size_t i = 0; i < total; ++i) {
             const double tol = ulps * std::numeric_limits<T>::epsilon() * scale[i];
             ASSERT_LE(std::fabs(static_cast<double>(got[i]) - want[i]), tol)
                 << "element " << i << " is " << show(got[i]) << ", expected about " << want[i];
           }
           first_run = std::move(got);
         } else {
-          for (std::size_t i = 0; i < got.size(); ++i) {
+          for (std::size_t i = 0; i < total; ++i) {
             ASSERT_EQ(std::memcmp(&got[i], &first_run[i], sizeof(T)), 0)
                 << "run " << run << " differs from run 0 at element " << i << ": " << show(got[i]) << " vs "
                 << show(first_run[i]);
@@ -183,8 +188,19 @@ void check_deterministic_columns() {
   }
 }
 
-TEST(SegmentedBatchedVector, DeterministicFloatColumns) { check_deterministic_columns<float>(); }
-TEST(SegmentedBatchedVector, DeterministicDoubleColumns) { check_deterministic_columns<double>(); }
+std::vector<batched_case> deterministic_columns() {
+  const i64 rows = quick() ? 1 << 13 : 1 << 16;
+  return {{{rows, 32}, 0}, {{rows / 4, 128}, 0}};
+}
+std::vector<batched_case> deterministic_lines() {
+  const i64 len = quick() ? 1 << 17 : 1 << 20;
+  return {{{2, len}, 1}, {{16, len / 8}, 1}};
+}
+
+TEST(SegmentedBatchedVector, DeterministicFloatColumns) { check_deterministic<float>(deterministic_columns()); }
+TEST(SegmentedBatchedVector, DeterministicDoubleColumns) { check_deterministic<double>(deterministic_columns()); }
+TEST(SegmentedBatchedVector, DeterministicFloatLines) { check_deterministic<float>(deterministic_lines()); }
+TEST(SegmentedBatchedVector, DeterministicDoubleLines) { check_deterministic<double>(deterministic_lines()); }
 
 TEST(SegmentedBatchedVector, LongChainsInt32) { check_long_chains<std::int32_t>(); }
 TEST(SegmentedBatchedVector, LongChainsFloat) { check_long_chains<float>(); }

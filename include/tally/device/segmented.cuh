@@ -50,7 +50,10 @@
 //   bitmap.
 //   Batched scans along the last axis are segmented scans of equal lengths; lines that
 //   fill 3/4 of a tile (most lengths up to 2048) run in tiles of whole lines that never
-//   wait for one another (device/detail/whole_lines.cuh). Along another axis a tiled scan
+//   wait for one another (device/detail/whole_lines.cuh); longer lines of a whole number
+//   of tiles (multiples of 8192 4-byte or 2048 8-byte values), below 32 MiB, the plain
+//   scan's kernel, each line's first tile starting afresh (single_pass_scan.cuh, "Lines";
+//   the look-back strategy). Along another axis a tiled scan
 //   of all columns side by side with a look-back per column (device/detail/
 //   strided_scan.cuh; two 4-byte columns: a scan of 8-byte column pairs; lines of at most
 //   32 elements: one thread per line, or per 16-byte word of four 4-byte lines).
@@ -241,12 +244,40 @@ void reduce(const char* function, In in, std::int64_t n, Offsets offsets, std::i
   gather_ends(function, scanned, n, offsets, num_segments, out, seed, o.stream);
 }
 
+// Lines of a whole number of tiles (the batched scans along the last axis, look-back
+// strategy): the plain single-pass scan over all n values, tiles by block where the
+// device holds them all (else tickets), each line's first tile starting afresh
+// (single_pass_scan.cuh, "Lines"). No heads and no pairs: a line costs about what a plain
+// scan of the same n costs (docs/perf-notes.md: (2, 2^20) int32 from 2.15x the copy in the
+// tile kernel to 1.57x, the plain scan of 2^21 1.60x). The tiles: the plain scan's for
+// 4-byte values (8192), and 2048 for 8-byte ones (the plain scan's 3072 divides no power
+// of two; 2048 measured as fast as 3072 here).
+template <class Acc>
+constexpr single_pass::single_pass_tuning lines_tuning() {
+  return sizeof(Acc) == 4 ? single_pass::default_single_pass_tuning<Acc>()
+                          : single_pass::single_pass_tuning{256, 4, 2};
+}
+template <class Acc>
+bool whole_tile_lines(std::int64_t len, const options& o) {
+  return o.strategy != scan_strategy::chained && len % lines_tuning<Acc>().tile_items() == 0;
+}
+template <bool Exclusive, class Acc, class Op>
+void tile_lines_scan(const char* function, const Acc* in, Acc* out, std::int64_t n, std::int64_t len,
+                     Acc init, Op op, const options& o) {
+  constexpr single_pass::single_pass_tuning tune = lines_tuning<Acc>();
+  const single_pass::tile_lines lines{static_cast<unsigned>(len / tune.tile_items())};
+  single_pass::scan<decoupled_lookback::protocol, Exclusive, Acc, tune, true>(
+      function, "", in, out, n, make_seed<Acc, Exclusive>(init), op, o, {}, 0, lines);
+}
+
 // Segments of len elements (the batched scans along the last axis), 16-byte aligned
 // pointers to a 4- or 8-byte accumulator type: lines that fill tiles well in tiles of
 // whole lines, lines that divide a 16-byte word a word per thread (whole_lines.cuh: no
 // look-back; most lengths up to 2048 values); others the
-// pipelined kernel from segmented_pipelined::min_bytes of values on (len < 2^31), else
-// the tile kernel, both computing the heads (offsets j * len) instead of reading any.
+// pipelined kernel from segmented_pipelined::min_bytes of values on (len < 2^31); below
+// that, lines of a whole number of tiles the plain scan's kernel (tile_lines_scan above;
+// not for the chained strategy), others the tile kernel. The pipelined and tile kernels compute the heads (offsets j *
+// len) instead of reading any.
 template <bool Exclusive, class Acc, class Op>
 void equal_lengths_scan(const char* function, const Acc* in, Acc* out, std::int64_t n, std::int64_t len,
                         std::int64_t segments, Acc init, Op op, const options& o) {
@@ -256,6 +287,10 @@ void equal_lengths_scan(const char* function, const Acc* in, Acc* out, std::int6
   }
   if (pipelined_kernel<Exclusive>(function, in, out, n, segmented_pipelined::equal_lengths{len}, init,
                                   op, o)) {
+    return;
+  }
+  if (whole_tile_lines<Acc>(len, o)) {
+    tile_lines_scan<Exclusive>(function, in, out, n, len, init, op, o);
     return;
   }
   constexpr auto m = Exclusive ? segmented_offsets::mode::exclusive : segmented_offsets::mode::inclusive;
