@@ -19,7 +19,9 @@
 //   - lines of at most 32 rows along another axis: one thread per line, or four 4-byte
 //     lines a thread (short_line_words_kernel) for lines of at most 8 rows from 2^16 such
 //     words on (in chunks of 4 rows: 3, 4 and 8 rows);
-// and shapes beside them that keep strided_kernel (rows narrower than 128 bytes). A non-commutative operator (affine maps x -> a x + b composed in
+// and shapes beside them that keep strided_kernel (rows narrower than 128 bytes; chains of
+// 8-15 tiles for (20000, 3) and (4, 3000, 5), so that its look-back runs, deterministic
+// and not). A non-commutative operator (affine maps x -> a x + b composed in
 // order, wrap-around, exact) makes an operand taken in the wrong order, or a prefix taken
 // from the wrong tile or column, change the result; plus on int32, float and double
 // (small integers: every sum is exact) on chains long enough for the look-back to wait.
@@ -91,7 +93,7 @@ const std::vector<batched_case> path_cases = {
     {{9, 8192}, 1},     {{3, 6000}, 1},        {{150, 1500}, 1},    {{600, 2047}, 1},
     {{4, 1 << 18}, 0},  {{2, 3, 1 << 17}, 1},  {{3, 65536}, 0},   {{3001, 2}, 1},
     {{1001, 4}, 1},     {{2, 3, 4}, 2},        {{8, 1 << 18}, 0},   {{3, 16384}, 1},
-    {{5, 24576}, 1}};
+    {{5, 24576}, 1},    {{20000, 3}, 0},       {{4, 3000, 5}, 1}};
 
 template <class T, class Op>
 void check_affine(Op op) {
@@ -125,7 +127,9 @@ void check_long_chains() {
 // options.deterministic on non-integer floats: the same bits in every run (5; quick mode
 // 3), and within (32 + 4 log2 len) ulps of a double oracle's prefix of |x| per line.
 // Along axis 0, columns_kernel's deterministic look-back (which folds each window left to
-// right): chains of 256 tiles (32 in quick mode) of 32 and of 128 columns. Along the last
+// right): chains of 256 tiles (32 in quick mode) of 32 and of 128 columns. Rows narrower
+// than 128 bytes, strided_kernel's windowed look-back: 3 and 16 columns (4-byte values;
+// 3 and 8 for 8-byte ones), chains of 97-193 tiles (13-25 in quick mode). Along the last
 // axis, lines of whole tiles on the plain scan's kernel (single_pass_scan.cuh, "Lines"):
 // 2 lines of 2^20 (2^17 in quick mode) and 16 of 2^17 (2^14). Inclusive and exclusive.
 template <class T>
@@ -192,6 +196,11 @@ std::vector<batched_case> deterministic_columns() {
   const i64 rows = quick() ? 1 << 13 : 1 << 16;
   return {{{rows, 32}, 0}, {{rows / 4, 128}, 0}};
 }
+template <class T>
+std::vector<batched_case> deterministic_narrow_rows() {
+  const i64 rows = quick() ? 1 << 15 : 1 << 18;
+  return {{{rows, 3}, 0}, {{rows / 4, sizeof(T) == 4 ? 16 : 8}, 0}};
+}
 std::vector<batched_case> deterministic_lines() {
   const i64 len = quick() ? 1 << 17 : 1 << 20;
   return {{{2, len}, 1}, {{16, len / 8}, 1}};
@@ -199,6 +208,8 @@ std::vector<batched_case> deterministic_lines() {
 
 TEST(SegmentedBatchedVector, DeterministicFloatColumns) { check_deterministic<float>(deterministic_columns()); }
 TEST(SegmentedBatchedVector, DeterministicDoubleColumns) { check_deterministic<double>(deterministic_columns()); }
+TEST(SegmentedBatchedVector, DeterministicFloatNarrowRows) { check_deterministic<float>(deterministic_narrow_rows<float>()); }
+TEST(SegmentedBatchedVector, DeterministicDoubleNarrowRows) { check_deterministic<double>(deterministic_narrow_rows<double>()); }
 TEST(SegmentedBatchedVector, DeterministicFloatLines) { check_deterministic<float>(deterministic_lines()); }
 TEST(SegmentedBatchedVector, DeterministicDoubleLines) { check_deterministic<double>(deterministic_lines()); }
 

@@ -35,6 +35,7 @@
 //   3. the runs' totals are scanned across each column's lanes in shared memory
 //      (Kogge-Stone with stride `width`: log2(lanes) steps)
 //   4. threads 0..width-1 (column c = thread) find their column's prefix by look-back
+//      (deterministic: every thread, several per column, windowed_prefix below)
 //   5. every run adds its prefix, the values go back to shared memory and out row by row
 // The descriptors of tile t live at t * width + c (format of tile_state.cuh: epoch tags,
 // the per-stream buffer, no reset between calls), packed: a look-back reads `width`
@@ -150,10 +151,120 @@ TALLY_DEVICE TALLY_FORCEINLINE void clear_unused(const column_state<Acc>& state,
   }
 }
 
-template <int Items, bool Exclusive, class Acc, class In, class Out, class Op>
+// ---- the windowed look-back of a column ------------------------------------------------------
+// Step 4 of columns_kernel below, and of strided_kernel in deterministic mode: the prefix
+// of column c of tile t from the tiles above it (the same column, `chains` tiles apart),
+// `slots` lanes per column. Every thread of the block calls it (the loops are
+// warp-uniform: the shuffles need every lane): thread tid is slot j = tid % slots of
+// column c = tid / slots, and slots is a power of two of at most 32, so that a column's
+// slots lie in one warp. walks: this column looks back (a tile below chunk 0, a column of
+// the array); prefix: what it has without (the seed of an exclusive chunk 0, else none).
+// Returns the column's prefix (in every slot of the column).
+// Deterministic (version 2's banner below): every window is folded strictly left to right
+// from its nearest inclusive tile, and the look-back never moves past a window without
+// one; each slot reads column_deterministic_reads tiles a round.
+inline constexpr int column_deterministic_reads = 4;
+
+template <bool Deterministic, class Acc, class Op>
+TALLY_DEVICE TALLY_FORCEINLINE maybe<Acc> windowed_prefix(const column_state<Acc>& state, unsigned epoch,
+                                                          std::int64_t t, std::int64_t chains, int W,
+                                                          int slots, bool walks, const Acc& aggregate,
+                                                          maybe<Acc> prefix, Op& op) {
+  using single_pass::status_aggregate;
+  using single_pass::status_inclusive;
+  using single_pass::tile_status;
+  const int tid = static_cast<int>(threadIdx.x), lane = tid % 32;
+  const int c = tid / slots, j = tid % slots;  // column c of the tile, slot j
+  const int group_lane = lane - j;  // the column's first lane
+  // Slot j reads the K tiles at window positions j * K .. j * K + K - 1 (position p:
+  // tile `next - p * chains`, nearest first), all loads in flight at once. A round takes
+  // the positions up to the nearest inclusive value, or (not deterministic) up to the
+  // first one not published yet, then reads on from there; a deterministic round takes
+  // all of them or none (then reads the same window again).
+  constexpr int K = Deterministic ? column_deterministic_reads : 1;
+  const int window = slots * K;
+  bool done = !walks;
+  std::int64_t next = t - chains;
+  while (__any_sync(warp::full_mask, !done)) {  // warp-uniform: the shuffles need every lane
+    Acc value[K];
+    int my_inclusive = K, my_waiting = K;  // this slot's first of each (K: none)
+#pragma unroll
+    for (int i = 0; i < K; ++i) {
+      const std::int64_t above_tile = next - (std::int64_t{j} * K + i) * chains;
+      value[i] = aggregate;
+      tile_status s = single_pass::status_invalid;
+      if (!done && above_tile >= 0) s = state.descriptors.load(above_tile * W + c, epoch, value[i]);
+      if (s == status_inclusive && my_inclusive == K) my_inclusive = i;
+      if (s != status_inclusive && s != status_aggregate && my_waiting == K) my_waiting = i;
+    }
+    const unsigned group_bits = (slots == 32 ? ~0u : (1u << slots) - 1u) << group_lane;
+    const unsigned inclusive_slots =
+        (__ballot_sync(warp::full_mask, !done && my_inclusive < K) & group_bits) >> group_lane;
+    const unsigned waiting_slots =
+        (__ballot_sync(warp::full_mask, !done && my_waiting < K) & group_bits) >> group_lane;
+    const int inclusive_slot = inclusive_slots ? __ffs(static_cast<int>(inclusive_slots)) - 1 : 0;
+    const int waiting_slot = waiting_slots ? __ffs(static_cast<int>(waiting_slots)) - 1 : 0;
+    const int inclusive_at = __shfl_sync(warp::full_mask, my_inclusive, group_lane + inclusive_slot);
+    const int waiting_at = __shfl_sync(warp::full_mask, my_waiting, group_lane + waiting_slot);
+    const int first_inclusive = inclusive_slots ? inclusive_slot * K + inclusive_at : window;
+    const int first_waiting = waiting_slots ? waiting_slot * K + waiting_at : window;
+    const bool found = first_inclusive < first_waiting;  // an inclusive value, all before it ready
+    Acc folded = value[0];
+    int take = 0;
+    if constexpr (Deterministic) {
+      // strictly left to right from the inclusive position (the banner of version 2)
+      take = found ? first_inclusive + 1 : 0;
+      if (__any_sync(warp::full_mask, found && !done)) {
+        // slots and their positions farthest first; unrolled, so that the shuffles do
+        // not wait for the folds (only the operator chain is serial)
+#pragma unroll
+        for (int js = 31; js >= 0; --js) {
+          if (js < slots) {  // warp-uniform: every lane shuffles
+#pragma unroll
+            for (int i = K - 1; i >= 0; --i) {
+              const Acc v = warp::shuffle_index(value[i], group_lane + js);
+              const int q = js * K + i;
+              if (q == first_inclusive) folded = v;
+              if (q < first_inclusive) folded = static_cast<Acc>(op(folded, v));
+            }
+          }
+        }
+      }
+    } else {
+      // up to the first waiting position, or through the nearest inclusive one; folded
+      // with the earlier (farther) operand first: after the steps, slot 0 holds
+      // value[take - 1] op ... op value[0]
+      take = found ? first_inclusive + 1 : first_waiting;
+      for (int d = 1; d < slots; d *= 2) {
+        const Acc farther = warp::detail::shuffle_words(
+            folded, [d](unsigned w) { return __shfl_down_sync(warp::full_mask, w, d); });
+        if (j + d < take) folded = static_cast<Acc>(op(farther, folded));
+      }
+      folded = warp::shuffle_index(folded, group_lane);
+    }
+    if (!done && take > 0) {
+      prefix = {prefix.present ? static_cast<Acc>(op(folded, prefix.value)) : folded, true};
+      next -= take * chains;
+    }
+    const bool waits = !done && (Deterministic ? !found : first_waiting < first_inclusive);
+    done = done || found;
+    if (__any_sync(warp::full_mask, waits)) __nanosleep(100);  // earlier tickets still run
+  }
+  return prefix;
+}
+
+// The look-back lanes of a column in strided_kernel's deterministic mode: the largest power
+// of two of at most 32 and threads / W (windowed_prefix needs a column's slots in one warp).
+constexpr int strided_slots(int W) {
+  int slots = 32;
+  while (slots > 1 && slots * W > threads) slots /= 2;
+  return slots;
+}
+
+template <int Items, bool Exclusive, bool Deterministic, class Acc, class In, class Out, class Op>
 __global__ void __launch_bounds__(threads)
     strided_kernel(In in, Out out, geometry g, seed_value<Acc, Exclusive> seed, Op op,
-                   column_state<Acc> state, bool deterministic) {
+                   column_state<Acc> state) {
   using single_pass::status_aggregate;
   using single_pass::status_inclusive;
   using single_pass::tile_status;
@@ -239,30 +350,56 @@ __global__ void __launch_bounds__(threads)
     __syncthreads();  // the step's writes are visible before the next step reads
   }
 
-  // 4. the column prefixes (threads 0..W-1: column tid, lane 0). A column has one when
-  // the scan is exclusive (chunk 0: the seed) or the tile is below chunk 0 (look-back;
-  // columns past the array's last column skip it and have none).
+  // 4. the column prefixes. A column has one when the scan is exclusive (chunk 0: the
+  // seed) or the tile is below chunk 0 (look-back; columns past the array's last column
+  // skip it and have none).
   const bool has_prefix = chunk == 0 ? Exclusive : c < cols_here;
-  if (tid < W) {
+  if constexpr (Deterministic) {
+    // Deterministic (a kernel of its own, for values whose operator is not exact): the
+    // windowed look-back of columns_kernel, strided_slots(W) lanes per column, each window
+    // folded strictly left to right from its nearest inclusive tile (windowed_prefix): the
+    // left fold of the tile aggregates, the same bits in every run. (Until session 20 every
+    // tile waited for the inclusive value right above it: one round trip per tile of a
+    // chain; docs/perf-notes.md.)
+    const int slots = strided_slots(W);
+    const int column = tid / slots, j = tid % slots;
+    const bool in_window = column < W;
+    const bool walks = in_window && chunk > 0 && column < cols_here;
+    const Acc aggregate = runs[(g.lanes - 1) * W + (in_window ? column : 0)];
+    // the aggregate first (the decoupling): the tiles below fold it
+    if (walks && j == 0) state.descriptors.store(t * W + column, make_tag(epoch, status_aggregate), aggregate);
+    maybe<Acc> prefix{aggregate, false};
+    if constexpr (Exclusive) {
+      if (chunk == 0) prefix = {seed.value, true};
+    }
+    prefix = windowed_prefix<true>(state, epoch, t, g.chains, W, slots, walks, aggregate, prefix, op);
+    if (in_window && j == 0) {
+      if (lookback) {
+        // Every column publishes, unused ones included (the clearing rule, see the top).
+        const Acc inclusive = prefix.present ? static_cast<Acc>(op(prefix.value, aggregate)) : aggregate;
+        state.descriptors.store(t * W + column, make_tag(epoch, status_inclusive), inclusive);
+      }
+      if (prefix.present) col_prefix[column] = prefix.value;
+    }
+  } else if (tid < W) {
+    // threads 0..W-1: column tid
     const Acc aggregate = runs[(g.lanes - 1) * W + tid];
     maybe<Acc> prefix{aggregate, false};
     if (chunk == 0) {
       if constexpr (Exclusive) prefix = {seed.value, true};
     } else if (tid < cols_here) {
-      // Publish the aggregate first (the decoupling), unless deterministic: then every
-      // tile waits for the inclusive value right above it, so each column is the same
-      // left fold in every run.
+      // Publish the aggregate first (the decoupling), then walk up the column one tile at
+      // a time (a window of several descriptors read together measured slower:
+      // docs/perf-notes.md), folding aggregates until an inclusive value.
       const std::int64_t mine = t * W + tid;
-      if (!deterministic) state.descriptors.store(mine, make_tag(epoch, status_aggregate), aggregate);
-      // Walk up the column one tile at a time (a window of several descriptors read
-      // together measured slower: docs/perf-notes.md).
+      state.descriptors.store(mine, make_tag(epoch, status_aggregate), aggregate);
       std::int64_t above = t - g.chains;  // the same column of the tile above
       bool found = false;
       Acc acc = aggregate;  // reassigned before use
       while (true) {
         Acc value;
         const tile_status s = state.descriptors.load(above * W + tid, epoch, value);
-        if (s == status_inclusive || (s == status_aggregate && !deterministic)) {
+        if (s == status_inclusive || s == status_aggregate) {
           acc = found ? static_cast<Acc>(op(value, acc)) : value;  // earlier operand first
           found = true;
           if (s == status_inclusive) break;
@@ -352,7 +489,6 @@ __global__ void __launch_bounds__(threads)
 // session 19 every tile waited for the inclusive value right above it: one round trip
 // per tile of a chain, (2^20, 32) float 47x the copy; docs/perf-notes.md.)
 inline constexpr int column_rows = 8;
-inline constexpr int column_deterministic_reads = 4;
 
 template <class Acc>
 inline constexpr int column_vec = static_cast<int>(16 / sizeof(Acc));
@@ -505,17 +641,17 @@ __global__ void __launch_bounds__(threads)
   }
   __syncthreads();  // the aggregates are in shared memory before the look-back reads them
 
-  // 4. the column prefixes, by all threads: `slots` = min(32, threads / W) consecutive lanes
-  // per column, a window of that many tiles above per round (deterministic: K =
-  // column_deterministic_reads times as many; a walk step per tile would cost a round trip
-  // per tile: the chain of tiles above bounds a thin shape, docs/perf-notes.md; wider
-  // windows measured slower where not deterministic). A column has a prefix when the scan
+  // 4. the column prefixes, by all threads (windowed_prefix above): `slots` = min(32,
+  // threads / W) consecutive lanes per column (W is a power of two here), a window of that
+  // many tiles above per round (deterministic: K = column_deterministic_reads times as
+  // many; a walk step per tile would cost a round trip per tile: the chain of tiles above
+  // bounds a thin shape, docs/perf-notes.md; wider windows measured slower where not
+  // deterministic). A column has a prefix when the scan
   // is exclusive (chunk 0: the seed) or the tile is below chunk 0 (columns past the
   // array's last column skip the look-back and have none).
   {
     const int slots = std::min(32, threads / W);
     const int c = tid / slots, j = tid % slots;  // column c of the tile, slot j
-    const int group_lane = lane - j;  // the column's first lane
     const bool in_window = c < W;
     const bool walks = in_window && chunk > 0 && group * W + c < g.inner;
     const Acc aggregate = aggregates[in_window ? c : 0];
@@ -523,80 +659,7 @@ __global__ void __launch_bounds__(threads)
     if constexpr (Exclusive) {
       if (chunk == 0) prefix = {seed.value, true};
     }
-    // Slot j reads the K tiles at window positions j * K .. j * K + K - 1 (position p:
-    // tile `next - p * chains`, nearest first), all loads in flight at once. A round takes
-    // the positions up to the nearest inclusive value, or (not deterministic) up to the
-    // first one not published yet, then reads on from there; a deterministic round takes
-    // all of them or none (then reads the same window again).
-    constexpr int K = Deterministic ? column_deterministic_reads : 1;
-    const int window = slots * K;
-    bool done = !walks;
-    std::int64_t next = t - g.chains;
-    while (__any_sync(warp::full_mask, !done)) {  // warp-uniform: the shuffles need every lane
-      Acc value[K];
-      int my_inclusive = K, my_waiting = K;  // this slot's first of each (K: none)
-#pragma unroll
-      for (int i = 0; i < K; ++i) {
-        const std::int64_t above_tile = next - (std::int64_t{j} * K + i) * g.chains;
-        value[i] = aggregate;
-        tile_status s = single_pass::status_invalid;
-        if (!done && above_tile >= 0) s = state.descriptors.load(above_tile * W + c, epoch, value[i]);
-        if (s == status_inclusive && my_inclusive == K) my_inclusive = i;
-        if (s != status_inclusive && s != status_aggregate && my_waiting == K) my_waiting = i;
-      }
-      const unsigned group_bits = (slots == 32 ? ~0u : (1u << slots) - 1u) << group_lane;
-      const unsigned inclusive_slots =
-          (__ballot_sync(warp::full_mask, !done && my_inclusive < K) & group_bits) >> group_lane;
-      const unsigned waiting_slots =
-          (__ballot_sync(warp::full_mask, !done && my_waiting < K) & group_bits) >> group_lane;
-      const int inclusive_slot = inclusive_slots ? __ffs(static_cast<int>(inclusive_slots)) - 1 : 0;
-      const int waiting_slot = waiting_slots ? __ffs(static_cast<int>(waiting_slots)) - 1 : 0;
-      const int inclusive_at = __shfl_sync(warp::full_mask, my_inclusive, group_lane + inclusive_slot);
-      const int waiting_at = __shfl_sync(warp::full_mask, my_waiting, group_lane + waiting_slot);
-      const int first_inclusive = inclusive_slots ? inclusive_slot * K + inclusive_at : window;
-      const int first_waiting = waiting_slots ? waiting_slot * K + waiting_at : window;
-      const bool found = first_inclusive < first_waiting;  // an inclusive value, all before it ready
-      Acc folded = value[0];
-      int take = 0;
-      if constexpr (Deterministic) {
-        // strictly left to right from the inclusive position (the banner of version 2)
-        take = found ? first_inclusive + 1 : 0;
-        if (__any_sync(warp::full_mask, found && !done)) {
-          // slots and their positions farthest first; unrolled, so that the shuffles do
-          // not wait for the folds (only the operator chain is serial)
-#pragma unroll
-          for (int js = 31; js >= 0; --js) {
-            if (js < slots) {  // warp-uniform: every lane shuffles
-#pragma unroll
-              for (int i = K - 1; i >= 0; --i) {
-                const Acc v = warp::shuffle_index(value[i], group_lane + js);
-                const int q = js * K + i;
-                if (q == first_inclusive) folded = v;
-                if (q < first_inclusive) folded = static_cast<Acc>(op(folded, v));
-              }
-            }
-          }
-        }
-      } else {
-        // up to the first waiting position, or through the nearest inclusive one; folded
-        // with the earlier (farther) operand first: after the steps, slot 0 holds
-        // value[take - 1] op ... op value[0]
-        take = found ? std::min(first_inclusive + 1, window) : first_waiting;
-        for (int d = 1; d < slots; d *= 2) {
-          const Acc farther = warp::detail::shuffle_words(
-              folded, [d](unsigned w) { return __shfl_down_sync(warp::full_mask, w, d); });
-          if (j + d < take) folded = static_cast<Acc>(op(farther, folded));
-        }
-        folded = warp::shuffle_index(folded, group_lane);
-      }
-      if (!done && take > 0) {
-        prefix = {prefix.present ? static_cast<Acc>(op(folded, prefix.value)) : folded, true};
-        next -= take * g.chains;
-      }
-      const bool waits = !done && (Deterministic ? !found : first_waiting < first_inclusive);
-      done = done || found;
-      if (__any_sync(warp::full_mask, waits)) __nanosleep(100);  // earlier tickets still run
-    }
+    prefix = windowed_prefix<Deterministic>(state, epoch, t, g.chains, W, slots, walks, aggregate, prefix, op);
     if (in_window && j == 0) {
       if (lookback) {
         // Every column publishes, unused ones included (the clearing rule, see the top).
@@ -814,29 +877,23 @@ void scan(const char* function, In in, Out out, std::int64_t outer, std::int64_t
   }
   const auto grid = static_cast<unsigned>(g.tiles);
   auto launch = [&](column_state<Acc> state) {
-    strided_kernel<Items, Exclusive, Acc><<<grid, threads, 0, o.stream>>>(in, out, g, seed, op, state,
-                                                                         o.deterministic);
+    // the deterministic kernel only where it differs (values whose operator is not exact)
+    if constexpr (!single_pass::exact_values<Acc>::value) {
+      if (o.deterministic) {
+        strided_kernel<Items, Exclusive, true, Acc><<<grid, threads, 0, o.stream>>>(in, out, g, seed, op, state);
+        TALLY_CUDA_CHECK_LAUNCH("strided_kernel", function);
+        return;
+      }
+    }
+    strided_kernel<Items, Exclusive, false, Acc><<<grid, threads, 0, o.stream>>>(in, out, g, seed, op, state);
     TALLY_CUDA_CHECK_LAUNCH("strided_kernel", function);
   };
   if (g.chunks == 1) {
-    launch(column_state<Acc>{});
+    launch(column_state<Acc>{});  // no look-back: no descriptors
     return;
   }
-  const std::int64_t descriptors = g.tiles * g.width;
-  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  TALLY_CUDA_CHECK(cudaStreamIsCapturing(o.stream, &capture), function);
-  if (capture != cudaStreamCaptureStatusNone) {
-    // While capturing a graph: a state of the call's own, zeroed, as single_pass::scan does.
-    const std::size_t bytes = single_pass::state_bytes<Acc, columns_spacing>(descriptors);
-    scoped_storage storage(function, "", nullptr, 0, bytes + storage_alignment, o.stream);
-    TALLY_CUDA_CHECK(cudaMemsetAsync(storage.aligned(), 0, bytes, o.stream), function);
-    launch(column_state<Acc>::at(storage.aligned(), descriptors));
-    return;
-  }
-  const auto lease = single_pass::tile_state_registry::instance().acquire(
-      function, o.stream, descriptors, single_pass::state_layout<Acc, columns_spacing>,
-      [](std::int64_t capacity) { return single_pass::state_bytes<Acc, columns_spacing>(capacity); });
-  launch(column_state<Acc>::at(lease.data, lease.capacity));
+  single_pass::with_tile_state<Acc, columns_spacing>(function, "(none: batched scans take no caller storage)",
+                                                     g.tiles * g.width, 0, o, launch);
 }
 
 }  // namespace tally::detail::strided
