@@ -276,8 +276,8 @@ void tile_lines_scan(const char* function, const Acc* in, Acc* out, std::int64_t
 // look-back; most lengths up to 2048 values); others the
 // pipelined kernel from segmented_pipelined::min_bytes of values on (len < 2^31); below
 // that, lines of a whole number of tiles the plain scan's kernel (tile_lines_scan above;
-// not for the chained strategy), others the tile kernel. The pipelined and tile kernels compute the heads (offsets j *
-// len) instead of reading any.
+// not for the chained strategy), others the tile kernel. The pipelined and tile kernels
+// compute the heads (offsets j * len) instead of reading any.
 template <bool Exclusive, class Acc, class Op>
 void equal_lengths_scan(const char* function, const Acc* in, Acc* out, std::int64_t n, std::int64_t len,
                         std::int64_t segments, Acc init, Op op, const options& o) {
