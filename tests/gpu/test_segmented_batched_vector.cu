@@ -20,8 +20,8 @@
 //     lines a thread (short_line_words_kernel) for lines of at most 8 rows from 2^16 such
 //     words on (in chunks of 4 rows: 3, 4 and 8 rows);
 // and shapes beside them that keep strided_kernel (rows narrower than 128 bytes; chains of
-// 8-15 tiles for (20000, 3) and (4, 3000, 5), so that its look-back runs, deterministic
-// and not). A non-commutative operator (affine maps x -> a x + b composed in
+// 8-15 tiles for (20000, 3), 2-4 in each slice of (4, 3000, 5), so that its look-back
+// runs, deterministic and not). A non-commutative operator (affine maps x -> a x + b composed in
 // order, wrap-around, exact) makes an operand taken in the wrong order, or a prefix taken
 // from the wrong tile or column, change the result; plus on int32, float and double
 // (small integers: every sum is exact) on chains long enough for the look-back to wait.
