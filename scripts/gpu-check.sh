@@ -13,10 +13,12 @@
 # phases, so that the whole check can be split over two calls of the device tool when it
 # would not fit in one (each call rebuilds only what changed; skipped phases are named
 # in the summary, and the check passes only for the phases that ran).
-# GPU_CHECK_SANITIZERS (default "memcheck racecheck synccheck") selects the
-# compute-sanitizer tools of the sanitizers phase, so that the phase itself can be split
-# over calls (the three together took 586 s of a call's 600 in session 20); tools left
-# out are named in the summary.
+# The sanitizers phase can itself be split over calls (the three tools, which run side by
+# side, took 586 s of a call's 600 in session 20): GPU_CHECK_SANITIZERS (default
+# "memcheck racecheck synccheck") selects the tools, GPU_CHECK_SANITIZE_MATCH (an
+# extended regular expression, default: all) the test executables by name, for example
+# "segmented" in one call and "^tally_gpu_([^s]|s[^e])" in the next. What is left out is
+# named in the summary.
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 cd "$root"
@@ -56,8 +58,13 @@ if want tests; then
 fi
 
 # 3. compute-sanitizer over each GPU test executable
-mapfile -t gpu_tests < <(ctest --test-dir "$build" -L gpu -N -V 2>/dev/null |
-                         sed -n 's/^[0-9]*: Test command: //p')
+mapfile -t all_gpu_tests < <(ctest --test-dir "$build" -L gpu -N -V 2>/dev/null |
+                             sed -n 's/^[0-9]*: Test command: //p')
+gpu_tests=()
+for cmd in "${all_gpu_tests[@]}"; do
+  exe=${cmd%% *}
+  [[ $(basename "$exe") =~ ${GPU_CHECK_SANITIZE_MATCH:-.} ]] && gpu_tests+=("$cmd")
+done
 # one log per tool x executable: more files than the device tool brings back from $OUT,
 # so they are written elsewhere and packed into one archive
 sanitizer_dir=$(mktemp -d)
@@ -86,6 +93,11 @@ for tool in ${GPU_CHECK_SANITIZERS:-memcheck racecheck synccheck}; do
   esac
 done
 if want sanitizers; then
+  if ((${#gpu_tests[@]} == 0 && ${#all_gpu_tests[@]} > 0)); then
+    fail "no test executable matches GPU_CHECK_SANITIZE_MATCH='${GPU_CHECK_SANITIZE_MATCH:-}'"
+  elif ((${#gpu_tests[@]} < ${#all_gpu_tests[@]})); then
+    note "compute-sanitizer: ${#gpu_tests[@]} of ${#all_gpu_tests[@]} test executables (GPU_CHECK_SANITIZE_MATCH)"
+  fi
   for tool in memcheck racecheck synccheck; do
     [[ " ${tools[*]} " == *" $tool "* ]] || note "compute-sanitizer $tool skipped (GPU_CHECK_SANITIZERS)"
   done
