@@ -253,6 +253,35 @@ TALLY_DEVICE TALLY_FORCEINLINE maybe<Acc> windowed_prefix(const column_state<Acc
   return prefix;
 }
 
+// Step 4 of both kernels for column c = tid / slots of tile t (every thread calls it, as
+// windowed_prefix): the column's prefix (the seed of an exclusive chunk 0, else what
+// windowed_prefix finds above, if the column walks), then, in the column's first slot,
+// its inclusive value published (with look-back: every column publishes, unused ones
+// included; the clearing rule, see the top) and its prefix, if any, in col_prefix[c].
+template <bool Deterministic, class Acc, bool Exclusive, class Op>
+TALLY_DEVICE TALLY_FORCEINLINE void column_prefix(const column_state<Acc>& state, unsigned epoch,
+                                                  std::int64_t t, std::int64_t chunk,
+                                                  std::int64_t chains, int W, int slots,
+                                                  bool lookback, bool walks, const Acc& aggregate,
+                                                  const seed_value<Acc, Exclusive>& seed, Op& op,
+                                                  Acc* col_prefix) {
+  const int tid = static_cast<int>(threadIdx.x);
+  const int c = tid / slots, j = tid % slots;
+  maybe<Acc> prefix{aggregate, false};
+  if constexpr (Exclusive) {
+    if (chunk == 0) prefix = {seed.value, true};
+  }
+  prefix = windowed_prefix<Deterministic>(state, epoch, t, chains, W, slots, walks, aggregate, prefix, op);
+  if (c < W && j == 0) {
+    if (lookback) {
+      const Acc inclusive = prefix.present ? static_cast<Acc>(op(prefix.value, aggregate)) : aggregate;
+      state.descriptors.store(t * W + c, single_pass::make_tag(epoch, single_pass::status_inclusive),
+                              inclusive);
+    }
+    if (prefix.present) col_prefix[c] = prefix.value;
+  }
+}
+
 // The look-back lanes of a column in strided_kernel's deterministic mode: the largest power
 // of two of at most 32 and threads / W (windowed_prefix needs a column's slots in one warp).
 constexpr int strided_slots(int W) {
@@ -368,19 +397,8 @@ __global__ void __launch_bounds__(threads)
     const Acc aggregate = runs[(g.lanes - 1) * W + (in_window ? column : 0)];
     // the aggregate first (the decoupling): the tiles below fold it
     if (walks && j == 0) state.descriptors.store(t * W + column, make_tag(epoch, status_aggregate), aggregate);
-    maybe<Acc> prefix{aggregate, false};
-    if constexpr (Exclusive) {
-      if (chunk == 0) prefix = {seed.value, true};
-    }
-    prefix = windowed_prefix<true>(state, epoch, t, g.chains, W, slots, walks, aggregate, prefix, op);
-    if (in_window && j == 0) {
-      if (lookback) {
-        // Every column publishes, unused ones included (the clearing rule, see the top).
-        const Acc inclusive = prefix.present ? static_cast<Acc>(op(prefix.value, aggregate)) : aggregate;
-        state.descriptors.store(t * W + column, make_tag(epoch, status_inclusive), inclusive);
-      }
-      if (prefix.present) col_prefix[column] = prefix.value;
-    }
+    column_prefix<true>(state, epoch, t, chunk, g.chains, W, slots, lookback, walks, aggregate, seed, op,
+                        col_prefix.data());
   } else if (tid < W) {
     // threads 0..W-1: column tid
     const Acc aggregate = runs[(g.lanes - 1) * W + tid];
@@ -542,8 +560,6 @@ __global__ void __launch_bounds__(threads)
     columns_kernel(const Acc* in, Acc* out, column_geometry g, seed_value<Acc, Exclusive> seed,
                    Op op, column_state<Acc> state) {
   using single_pass::status_aggregate;
-  using single_pass::status_inclusive;
-  using single_pass::tile_status;
   using single_pass::make_tag;
   constexpr int Vec = column_vec<Acc>;
   constexpr int Rows = column_rows;
@@ -646,28 +662,17 @@ __global__ void __launch_bounds__(threads)
   // many tiles above per round (deterministic: K = column_deterministic_reads times as
   // many; a walk step per tile would cost a round trip per tile: the chain of tiles above
   // bounds a thin shape, docs/perf-notes.md; wider windows measured slower where not
-  // deterministic). A column has a prefix when the scan
-  // is exclusive (chunk 0: the seed) or the tile is below chunk 0 (columns past the
+  // deterministic; column_prefix above). A column has a prefix when the
+  // scan is exclusive (chunk 0: the seed) or the tile is below chunk 0 (columns past the
   // array's last column skip the look-back and have none).
   {
     const int slots = std::min(32, threads / W);
-    const int c = tid / slots, j = tid % slots;  // column c of the tile, slot j
+    const int c = tid / slots;  // column c of the tile (slot tid % slots)
     const bool in_window = c < W;
     const bool walks = in_window && chunk > 0 && group * W + c < g.inner;
     const Acc aggregate = aggregates[in_window ? c : 0];
-    maybe<Acc> prefix{aggregate, false};
-    if constexpr (Exclusive) {
-      if (chunk == 0) prefix = {seed.value, true};
-    }
-    prefix = windowed_prefix<Deterministic>(state, epoch, t, g.chains, W, slots, walks, aggregate, prefix, op);
-    if (in_window && j == 0) {
-      if (lookback) {
-        // Every column publishes, unused ones included (the clearing rule, see the top).
-        const Acc inclusive = prefix.present ? static_cast<Acc>(op(prefix.value, aggregate)) : aggregate;
-        state.descriptors.store(t * W + c, make_tag(epoch, status_inclusive), inclusive);
-      }
-      if (prefix.present) col_prefix[c] = prefix.value;
-    }
+    column_prefix<Deterministic>(state, epoch, t, chunk, g.chains, W, slots, lookback, walks, aggregate,
+                                 seed, op, col_prefix.data());
   }
   __syncthreads();  // the column prefixes are stored before the runs read them
 
