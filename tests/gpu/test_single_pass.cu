@@ -871,15 +871,41 @@ TEST(SinglePass, SmallPathDeterministicFloatBits) {
   }
 }
 
+// Caller storage whose every 8-byte word reads as an inclusive descriptor of the epoch
+// that the by-block kernel uses on a state that holds anything (tile_state.cuh,
+// unzeroed_state_epoch), with value bits 0x3f800001: a kernel that read a descriptor it
+// had not cleared would take it for a finished predecessor. In the 4-byte format every
+// descriptor word is such a word; in the 8-byte format both halves are, with equal tags.
+constexpr unsigned long long fake_descriptor_word =
+    (static_cast<unsigned long long>(sp::make_tag(sp::unzeroed_state_epoch, sp::status_inclusive)) << 32) |
+    0x3f800001ull;
+
+__global__ void fill_words(unsigned long long* words, std::size_t count, unsigned long long value) {
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < count;
+       i += std::size_t{gridDim.x} * blockDim.x) {
+    words[i] = value;
+  }
+}
+
+void fill_fake_descriptors(device_buffer<unsigned char>& storage) {
+  fill_words<<<64, 256>>>(reinterpret_cast<unsigned long long*>(storage.data()), storage.size() / 8,
+                          fake_descriptor_word);
+  TALLY_TEST_CUDA(cudaGetLastError());
+  TALLY_TEST_CUDA(cudaDeviceSynchronize());
+}
+
 // The stall test on a kernel that runs its tiles by block (tile = blockIdx.x; tiles of
 // tuning Tune, exclusive, both modes): delayed blocks make their successors wait; with
 // every block resident (cooperative launch) nothing hangs. For the small-n path and (below)
 // the default tiles by block, one line or (tiles_per_line > 0: the batched scans' lines of
 // whole tiles, single_pass_scan.cuh "Lines") lines of tiles_per_line tiles, each scanned
 // from init afresh, with the first and the last tile of a line delayed too.
+// fake_storage: in caller storage filled with fake descriptors before every run
+// (fill_fake_descriptors), which the kernel clears itself: a block delayed before it
+// clears its descriptor (tile 0 below) shows whether the others wait for the clearing.
 template <class T, sp::single_pass_tuning Tune>
 void check_by_block_stalls(const char* label, std::int64_t tiles, std::uint64_t salt,
-                           std::int64_t tiles_per_line = 0) {
+                           std::int64_t tiles_per_line = 0, bool fake_storage = false) {
   SCOPED_TRACE(label);
   const bool lines = tiles_per_line > 0;
   const std::int64_t n = lines ? tiles * Tune.tile_items() : tiles * Tune.tile_items() - 7;
@@ -894,6 +920,7 @@ void check_by_block_stalls(const char* label, std::int64_t tiles, std::uint64_t 
     want.scale.insert(want.scale.end(), line.scale.begin(), line.scale.end());
   }
   device_buffer<T> in(h), out(static_cast<std::size_t>(n));
+  device_buffer<unsigned char> storage(fake_storage ? sp::storage_bytes<T, Tune>(n) : 0);
   const long long cycles = quick() ? 20000 : 2000000;
   std::vector<stall> stalls = {
       {0, 1, tiles / 2, ~0u, cycles},
@@ -906,6 +933,10 @@ void check_by_block_stalls(const char* label, std::int64_t tiles, std::uint64_t 
       out.poison();
       tally::options o;
       o.deterministic = deterministic;
+      if (fake_storage) {
+        fill_fake_descriptors(storage);
+        o.storage = {storage.data(), storage.size()};
+      }
       const auto run = [&](auto lines_of) {
         sp::scan<lookback_protocol, true, T, Tune, true>(
             "stall test", "storage_bytes", static_cast<const T*>(in.data()), out.data(), n,
@@ -1084,6 +1115,96 @@ TEST(SinglePass, TilesByBlockLinesStallTest) {
       std::min(grid(std::false_type{}), grid(std::true_type{})) / tiles_per_line * tiles_per_line;
   ASSERT_GE(tiles, 2 * tiles_per_line) << "this GPU holds fewer than two lines of tiles at once";
   check_by_block_stalls<float, tune>("float, lines of 8 tiles", tiles, 173, tiles_per_line);
+}
+
+// ---- states that hold anything ---------------------------------------------------------------
+// Caller storage is not zeroed by a memset where the by-block kernel clears it itself
+// (single_pass_scan.cuh, "States that hold anything"). The stall test in storage full of
+// fake descriptors: the small path's tiles, and as many default tiles as the device holds.
+TEST(SinglePass, UnzeroedStorageStallTest) {
+  const std::int64_t small_tiles = sp::small_path_max_tiles;
+  if (tally::detail::co_resident_blocks("test") >= small_tiles) {
+    check_by_block_stalls<std::int32_t, sp::small_single_pass_tuning<std::int32_t>()>(
+        "int32, small tiles", small_tiles, 191, 0, true);
+  }
+  const std::int64_t tiles32 = by_block_tiles<std::int32_t, true, stall>();
+  // double: the grid that both modes' kernels hold at once
+  constexpr sp::single_pass_tuning tune64 = sp::default_single_pass_tuning<double>();
+  const auto grid64 = [&](auto deterministic) -> std::int64_t {
+    return sp::by_block_grid<lookback_protocol, tune64, decltype(deterministic)::value, true, double,
+                             const double*, double*, tally::plus, stall>("test");
+  };
+  const std::int64_t tiles64 = std::min(grid64(std::false_type{}), grid64(std::true_type{}));
+  ASSERT_GT(tiles32, 1) << "this GPU cannot launch cooperatively";
+  check_by_block_stalls<std::int32_t, sp::default_single_pass_tuning<std::int32_t>()>(
+      "int32", tiles32, 192, 0, true);
+  check_by_block_stalls<double, tune64>("double (the deterministic kernel too)", tiles64, 193, 0, true);
+}
+
+// The public scans in caller storage full of fake descriptors, three calls on other
+// input each (the later calls also find the descriptors of the call before, which are
+// of the same epoch), inclusive and exclusive, float deterministic too: correct every
+// time; and the memset is skipped exactly where the kernel clears (the storage's first
+// word, the header, which nothing else writes then, keeps its fake value).
+template <class T>
+void check_unzeroed_storage(const char* label, std::int64_t n, std::int64_t misalign,
+                            bool kernel_clears, bool deterministic, std::uint64_t salt) {
+  SCOPED_TRACE(label);
+  SCOPED_TRACE("n = " + std::to_string(n));
+  const T init = test_init<T, tally::plus>();
+  tally::options o;
+  o.deterministic = deterministic;
+  const std::size_t bytes = tally::inclusive_scan_storage_bytes<const T*>(n, o);
+  ASSERT_GT(bytes, 0u);
+  device_buffer<unsigned char> storage(bytes);
+  o.storage = {storage.data(), bytes};
+  device_buffer<T> in(static_cast<std::size_t>(n + misalign)), out(static_cast<std::size_t>(n + misalign));
+  fill_fake_descriptors(storage);
+  for (int call = 0; call < 3; ++call) {
+    const auto h = random_vector<T, tally::plus>(static_cast<std::size_t>(n), salt + call);
+    TALLY_TEST_CUDA(cudaMemcpy(in.data() + misalign, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
+    const bool exclusive = call == 1;
+    out.poison();
+    if (exclusive) {
+      tally::exclusive_scan(static_cast<const T*>(in.data() + misalign), out.data() + misalign, n, init,
+                            tally::plus{}, o);
+    } else {
+      tally::inclusive_scan(static_cast<const T*>(in.data() + misalign), out.data() + misalign, n,
+                            tally::plus{}, o);
+    }
+    TALLY_TEST_CUDA(cudaDeviceSynchronize());
+    auto got = out.download();
+    got.erase(got.begin(), got.begin() + misalign);
+    ASSERT_TRUE(matches(got, reference_scan(h, exclusive, init, tally::plus{}), static_cast<std::size_t>(n)))
+        << "call " << call << (exclusive ? " (exclusive)" : " (inclusive)");
+  }
+  // The header is the first word at storage_alignment (scoped_storage::aligned; cudaMalloc
+  // memory is aligned already).
+  unsigned long long header = 0;
+  TALLY_TEST_CUDA(cudaMemcpy(&header, storage.data(), sizeof header, cudaMemcpyDeviceToHost));
+  EXPECT_EQ(header == fake_descriptor_word, kernel_clears)
+      << (kernel_clears ? "the state was zeroed by a memset" : "the state was not zeroed");
+}
+
+TEST(SinglePass, UnzeroedStorage) {
+  const std::int64_t small = small_tile<std::int32_t>;
+  const std::int64_t tile32 = sp::tile_items<std::int32_t>(), tile64 = sp::tile_items<double>();
+  if (tally::detail::co_resident_blocks("test") < 8) GTEST_SKIP() << "fewer than 8 blocks at once";
+  check_unzeroed_storage<std::int32_t>("int32, small tiles", 5 * small + 3, 0, true, false, 201);
+  check_unzeroed_storage<std::int32_t>("int32, default tiles", 41 * tile32 + 5, 0, true, false, 202);
+  check_unzeroed_storage<float>("float deterministic", 41 * tile32 + 5, 0, true, true, 203);
+  check_unzeroed_storage<double>("double, small tiles", 7 * small_tile<double> - 1, 0, true, false, 204);
+  check_unzeroed_storage<double>("double deterministic", 33 * tile64 + 1, 0, true, true, 205);
+  // the ticket kernels (a pointer offset by one element): a memset
+  check_unzeroed_storage<std::int32_t>("int32, misaligned", 41 * tile32 + 5, 1, false, false, 206);
+  // both sides of the largest grid by block (past it, the ticket kernels), where that is
+  // still below the pipelined kernel's sizes
+  const std::int64_t edge =
+      std::min(by_block_tiles<std::int32_t, false>(), by_block_tiles<std::int32_t, true>()) * tile32;
+  check_unzeroed_storage<std::int32_t>("int32, the largest grid by block", edge, 0, true, false, 207);
+  if ((edge + 1) * static_cast<std::int64_t>(sizeof(std::int32_t)) < pl::min_bytes) {
+    check_unzeroed_storage<std::int32_t>("int32, past it", edge + 1, 0, false, false, 208);
+  }
 }
 
 TEST(SinglePass, TilesByBlockClearingEpoch) {

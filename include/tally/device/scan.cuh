@@ -20,10 +20,11 @@
 //     device/detail/tile_state.cuh); the first call on a stream, and a call with more
 //     tiles than any before on it, grows it (stream-ordered allocation + memset).
 //     With options.storage.data != nullptr the descriptors live in the caller's storage
-//     instead, zeroed by a cudaMemsetAsync before the kernel (two operations, no
-//     allocation: graph capture friendly). While the stream is being captured into a
-//     graph without caller storage, the call allocates its own descriptors, stream-
-//     ordered, as the multi-pass strategies do.
+//     instead (no allocation: graph capture friendly), cleared by the kernel itself
+//     where it runs its tiles by block (a grid-wide barrier: still one launch), else
+//     zeroed by a cudaMemsetAsync before it (two operations). While the stream is being
+//     captured into a graph without caller storage, the call allocates its own
+//     descriptors, stream-ordered, as the multi-pass strategies do.
 //   reduce_then_scan, scan_then_propagate: two or three launches per level; without
 //     options.storage the call allocates stream-ordered from a memory pool of tally's
 //     own (cudaMallocFromPoolAsync; detail/storage.cuh says why) and frees with

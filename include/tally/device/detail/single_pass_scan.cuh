@@ -40,7 +40,9 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+#include <utility>
 
+#include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
 #include "tally/block/detail/scan_interface.cuh"
@@ -432,6 +434,21 @@ TALLY_DEVICE TALLY_FORCEINLINE Acc select_value(bool c, const Acc& x, const Acc&
 // kernel's own resident grid (co_resident_grid, occupancy.cuh); a larger grid runs the
 // ticket kernels. Measured (docs/perf-notes.md, "Tiles by block"): 0.35-0.8 us less
 // from 2^18 to 2^22 values, the ticket's round trip that the loads no longer wait for.
+//
+// ---- states that hold anything ----------------------------------------------------------------
+// In caller storage (options.storage) or a graph's call-owned allocation the state holds
+// anything, so the descriptors must be cleared before any tile reads them: by a
+// cudaMemsetAsync before the kernel, a second launch (1.1-1.9 us; what made the caller-
+// storage form 0.94-0.99x CUB at some sizes). A grid run by block clears them itself
+// instead (tile_state::unzeroed): each block clears its own tile's descriptor, issues its
+// loads, arrives at a grid-wide barrier (cooperative_groups: every block is resident, the
+// launch is cooperative), scans its tile, and waits at the barrier before its look-back:
+// every descriptor it may read has been cleared by then, and every later store to one is
+// this call's. No tickets (the header holds anything too): every tag is of
+// unzeroed_state_epoch. Split in arrive and wait, the barrier's round trips overlap the
+// loads and the local scans; measured 0.4-1.2 us faster than the memset from 8 to 512
+// tiles (docs/perf-notes.md, "States that hold anything").
+
 template <class Acc>
 constexpr single_pass_tuning small_single_pass_tuning() {
   return sizeof(Acc) == 4 ? single_pass_tuning{256, 2, 4} : single_pass_tuning{256, 2, 2};
@@ -476,8 +493,17 @@ __global__ void __launch_bounds__(Threads, (min_blocks_per_sm<Threads, Staging !
     if constexpr (ByBlock) {
       tile = blockIdx.x;
       if (threadIdx.x == 0) {
-        ticket_word = take_ticket(state.header);  // not waited for here
-        hook(tile, blockIdx.x);
+        hook(tile, blockIdx.x);  // (stall tests: before anything the block does)
+        if (state.unzeroed) {
+          // "States that hold anything": this tile's descriptor cleared (thread 0 also
+          // publishes it in step 4: program order keeps the clear before the publish;
+          // the grid barrier, arrived at after step 1 and waited for after step 3, keeps
+          // it before any other block's read); no ticket
+          state.descriptors.clear(tile);
+          ticket_word = static_cast<unsigned long long>(unzeroed_state_epoch) << 32;
+        } else {
+          ticket_word = take_ticket(state.header);  // not waited for here
+        }
       }
     } else {
       if (threadIdx.x == 0) {
@@ -492,6 +518,7 @@ __global__ void __launch_bounds__(Threads, (min_blocks_per_sm<Threads, Staging !
     }
   }
   const std::int64_t base = tile * L::tile_items;
+  cooperative_groups::grid_group::arrival_token cleared = 0u;  // ByBlock, a state that holds anything
 
   // 1. load (a staged tile: into shared memory; its rows are read back in steps 2 and 5)
   Acc items[L::rows][L::vec];
@@ -499,6 +526,13 @@ __global__ void __launch_bounds__(Threads, (min_blocks_per_sm<Threads, Staging !
     stage_tile<L>(staged.data(), in, base, n, warp_id, lane);
   } else {
     load_tile<L, Vectorised>(in, base, n, warp_id, lane, items);
+  }
+  if constexpr (ByBlock) {
+    // A state that holds anything: this block's clear is done (arrive: a barrier of the
+    // block, then thread 0's release atomic on the grid's counter), with the loads above
+    // still in flight. Waited for after step 3. (Uniform: every thread of every block
+    // takes both or neither.)
+    if (tiles > 1 && state.unzeroed) cleared = cooperative_groups::this_grid().barrier_arrive();
   }
 
   // 2. local scans: lane-serial, then each row across the warp, then rows chained; each
@@ -525,6 +559,13 @@ __global__ void __launch_bounds__(Threads, (min_blocks_per_sm<Threads, Staging !
   // 3. the block aggregate
   if (lane == 0) warp_totals[warp_id] = warp_total;
   __syncthreads();  // the warp totals are stored before warp 0 reads them
+  if constexpr (ByBlock) {
+    // A state that holds anything: every block has cleared its descriptor before any
+    // goes on to step 4's look-back (the wait: thread 0 polls the counter with acquire
+    // loads, then a barrier of the block; release and acquire order every clear before
+    // the reads that follow the wait).
+    if (tiles > 1 && state.unzeroed) cooperative_groups::this_grid().barrier_wait(std::move(cleared));
+  }
 
   // 4. the tile prefix (warp 0)
   if (warp_id == 0) {
@@ -533,7 +574,11 @@ __global__ void __launch_bounds__(Threads, (min_blocks_per_sm<Threads, Staging !
         // the ticket's reply (it has long arrived: the loads and scans took longer); lane 0
         // also leaves the epoch in shared memory for the clearing step (read after the
         // barrier below)
-        if (lane == 0) tile_epoch = open_ticket(ticket_word, state.header, tiles).epoch;
+        // (a state that holds anything: no ticket, unzeroed_state_epoch from step 0)
+        if (lane == 0) {
+          tile_epoch = state.unzeroed ? unzeroed_state_epoch
+                                      : open_ticket(ticket_word, state.header, tiles).epoch;
+        }
         epoch = __shfl_sync(0xffffffffu, static_cast<unsigned>(ticket_word >> 32), 0);
       }
     }
@@ -696,19 +741,33 @@ int by_block_grid(const char* function) {
 // tiles: "Tiles by block" above): where both pointers are 16-byte aligned and the device
 // holds the whole grid at once (or there is one tile), tile = blockIdx.x in a cooperative
 // launch; otherwise, as without ByBlock, the ticket kernels.
+//
+// A state that holds anything (state.unzeroed: with_tile_state) is cleared by the by-block
+// kernel itself ("States that hold anything" above), and zeroed by a memset before any
+// other kernel.
 template <class Protocol, single_pass_tuning Tune, bool Deterministic, bool Exclusive, bool ByBlock,
           class Acc, class In, class Out, class Op, class Hook, class Lines>
 void launch_layout(const char* function, In in, Out out, std::int64_t n, std::int64_t tiles,
                    seed_value<Acc, Exclusive> seed, Op op, tile_state<Acc> state, Hook hook,
                    Lines lines, cudaStream_t stream) {
   const auto grid = static_cast<unsigned>(tiles);
+  bool by_block = false;
   if constexpr (ByBlock) {
     static_assert(acc_pointers<Acc, In, Out>() && Tune.vec > 1,
                   "tiles by block take pointers to vectorisable values");
     constexpr auto kernel =
         by_block_kernel<Protocol, Tune, Deterministic, Exclusive, Acc, In, Out, Op, Hook, Lines>;
-    if (aligned_16(in) && aligned_16(out) &&
-        (tiles == 1 || tiles <= co_resident_grid<kernel>(Tune.block_threads, function))) {
+    by_block = aligned_16(in) && aligned_16(out) &&
+               (tiles == 1 || tiles <= co_resident_grid<kernel>(Tune.block_threads, function));
+  }
+  if (state.unzeroed && !by_block) {
+    TALLY_CUDA_CHECK(cudaMemsetAsync(state.header, 0, state_bytes<Acc>(tiles), stream), function);
+    state.unzeroed = false;
+  }
+  if constexpr (ByBlock) {
+    constexpr auto kernel =
+        by_block_kernel<Protocol, Tune, Deterministic, Exclusive, Acc, In, Out, Op, Hook, Lines>;
+    if (by_block) {
       cudaLaunchAttribute cooperative[1] = {};
       cooperative[0].id = cudaLaunchAttributeCooperative;
       cooperative[0].val.cooperative = 1;
@@ -786,13 +845,15 @@ void launch(const char* function, In in, Out out, std::int64_t n, std::int64_t t
 // Calls launch(state) with the tile state of a single-pass kernel of `tiles` tiles of
 // Acc descriptors: none for one tile (it has no predecessor and no successor); in caller
 // storage (options.storage, at least `caller_bytes`) or, while a graph is being captured,
-// in a call-owned allocation, zeroed by a memset first; otherwise the stream's reusable
-// buffer (tile_state_registry). The segmented scans over offsets run their own kernel on
-// the same state (segmented_offsets.cuh), the batched scans theirs on a packed one
-// (strided_scan.cuh: S, tile_state.cuh).
+// in a call-owned allocation, zeroed by a memset first (launch_zeroes: not zeroed but
+// marked state.unzeroed, for a launch that zeroes it itself: launch_layout); otherwise
+// the stream's reusable buffer (tile_state_registry). The segmented scans over offsets
+// run their own kernel on the same state (segmented_offsets.cuh), the batched scans
+// theirs on a packed one (strided_scan.cuh: S, tile_state.cuh).
 template <class Acc, spacing S = spacing::one_per_line, class Launch>
 void with_tile_state(const char* function, const char* storage_query, std::int64_t tiles,
-                     std::size_t caller_bytes, const options& o, Launch&& launch) {
+                     std::size_t caller_bytes, const options& o, Launch&& launch,
+                     bool launch_zeroes = false) {
   if (tiles == 1) {
     launch(tile_state<Acc, S>{});
     return;
@@ -804,9 +865,14 @@ void with_tile_state(const char* function, const char* storage_query, std::int64
         o.storage.data != nullptr ? caller_bytes : state_bytes<Acc, S>(tiles) + storage_alignment;
     scoped_storage storage(function, storage_query, o.storage.data, o.storage.bytes, needed,
                            o.stream);
-    TALLY_CUDA_CHECK(cudaMemsetAsync(storage.aligned(), 0, state_bytes<Acc, S>(tiles), o.stream),
-                     function);
-    launch(tile_state<Acc, S>::at(storage.aligned(), tiles));
+    auto state = tile_state<Acc, S>::at(storage.aligned(), tiles);
+    if (launch_zeroes) {
+      state.unzeroed = true;
+    } else {
+      TALLY_CUDA_CHECK(cudaMemsetAsync(storage.aligned(), 0, state_bytes<Acc, S>(tiles), o.stream),
+                       function);
+    }
+    launch(state);
     return;
   }
   const auto lease = tile_state_registry::instance().acquire(
@@ -820,10 +886,12 @@ void with_tile_state(const char* function, const char* storage_query, std::int64
 // caller's storage query said a call of this n needs: the public scans pass
 // public_storage_bytes, which covers every tiling they may choose, so that an error does
 // not depend on the pointers' alignment) and takes the state as with_tile_state does.
-// For this file's kernel and the pipelined one (pipelined_scan.cuh).
+// For this file's kernel and the pipelined one (pipelined_scan.cuh). launch_zeroes: as
+// with_tile_state (this file's launch_layout zeroes a state that holds anything).
 template <class Acc, single_pass_tuning Tune, class Launch>
 void with_call_state(const char* function, const char* storage_query, std::int64_t n,
-                     const options& o, std::size_t promised_storage, Launch&& launch) {
+                     const options& o, std::size_t promised_storage, Launch&& launch,
+                     bool launch_zeroes = false) {
   const std::int64_t tiles = ceil_div(n, Tune.tile_items());
   if (tiles > 0x7fffffff) {
     throw_invalid(function, "n", "needs more than 2^31 - 1 tiles of " +
@@ -832,8 +900,9 @@ void with_call_state(const char* function, const char* storage_query, std::int64
   const std::size_t tiles_need = storage_bytes<Acc, Tune>(n);
   const std::size_t caller_bytes =
       o.storage.data != nullptr && promised_storage > tiles_need ? promised_storage : tiles_need;
-  with_tile_state<Acc>(function, storage_query, tiles, caller_bytes, o,
-                       [&](tile_state<Acc> state) { launch(tiles, state); });
+  with_tile_state<Acc>(
+      function, storage_query, tiles, caller_bytes, o,
+      [&](tile_state<Acc> state) { launch(tiles, state); }, launch_zeroes);
 }
 
 // Runs one single-pass scan of n >= 1 elements (arguments checked by the caller): the
@@ -850,12 +919,13 @@ void scan(const char* function, const char* storage_query, In in, Out out, std::
   static_assert(std::is_trivially_copyable_v<Acc>,
                 "single-pass scans need a trivially copyable accumulator type");
   if (n == 0) return;
-  with_call_state<Acc, Tune>(function, storage_query, n, o, promised_storage,
-                             [&](std::int64_t tiles, tile_state<Acc> state) {
-                               launch<Protocol, Tune, Exclusive, ByBlock>(
-                                   function, in, out, n, tiles, seed, op, state, o.deterministic,
-                                   hook, lines, o.stream);
-                             });
+  with_call_state<Acc, Tune>(
+      function, storage_query, n, o, promised_storage,
+      [&](std::int64_t tiles, tile_state<Acc> state) {
+        launch<Protocol, Tune, Exclusive, ByBlock>(function, in, out, n, tiles, seed, op, state,
+                                                   o.deterministic, hook, lines, o.stream);
+      },
+      /*launch_zeroes=*/true);
 }
 
 }  // namespace tally::detail::single_pass

@@ -50,7 +50,9 @@
 //     call only), reused by every later call on the stream: one launch per scan, no
 //     allocation;
 //   - with caller storage (options.storage), in the caller's memory, zeroed by a
-//     cudaMemsetAsync before the kernel (the caller's memory holds anything);
+//     cudaMemsetAsync before the kernel (the caller's memory holds anything), or, for
+//     the single-pass scans' kernel that runs tiles by block, by the kernel itself
+//     (tile_state::unzeroed below);
 //   - while the stream is being captured into a CUDA graph without caller storage, in a
 //     stream-ordered allocation of the call, zeroed likewise (a graph may be replayed on
 //     any stream, so it must not share the per-stream buffer).
@@ -301,12 +303,23 @@ template <class T, spacing S = spacing::one_per_line>
 inline constexpr int state_layout =
     descriptor_format<T> == 4 && S == spacing::one_per_line ? 4 * 16 : descriptor_format<T>;
 
+// The epoch of a state that holds anything (tile_state::unzeroed below): the kernel
+// that clears its own descriptors writes this epoch's tags, and no others; a cleared
+// descriptor's tag (0: epoch 0) reads as invalid in it.
+inline constexpr unsigned unzeroed_state_epoch = 1u;
+
 // A view of a state in device memory, as the kernels take it.
 template <class T, spacing S = spacing::one_per_line>
 struct tile_state {
   unsigned long long* header = nullptr;  // (epoch << 32) | tickets drawn
   tile_descriptors<T, S> descriptors{};
   std::int64_t capacity = 0;  // descriptors allocated (>= tiles of the call)
+  // The memory holds anything, header included, and is not zeroed yet: caller storage, or
+  // a graph's call-owned allocation, given to a launch that zeroes it itself
+  // (single_pass_scan.cuh, "States that hold anything"): the by-block kernel clears the
+  // descriptors of its own tiles and passes a grid-wide barrier before any look-back,
+  // without tickets, in unzeroed_state_epoch; any other kernel runs after a memset.
+  bool unzeroed = false;
 
   static tile_state at(unsigned char* base, std::int64_t capacity) {
     tile_state s;
