@@ -67,6 +67,20 @@ inline cudaMemPool_t scratch_pool(const char* function) {
   }
   const std::lock_guard<std::mutex> lock(mutex);
   if (pools[device] == nullptr) {
+    // The first call that needs the pool may be inside a CUDA graph capture (a call
+    // without caller storage allocates from it there too). Creating a pool enqueues
+    // nothing, but in the global and thread-local capture modes the runtime refuses it as
+    // "potentially unsafe" while a capture is under way (cudaErrorStreamCaptureUnsupported,
+    // which also invalidates the capture). So this thread's capture mode is relaxed for
+    // the creation and restored after it, also when it throws.
+    struct relaxed_capture_mode {
+      cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+      cudaError_t status = cudaThreadExchangeStreamCaptureMode(&mode);
+      ~relaxed_capture_mode() {
+        if (status == cudaSuccess) (void)cudaThreadExchangeStreamCaptureMode(&mode);
+      }
+    } relaxed;
+    TALLY_CUDA_CHECK(relaxed.status, function);
     cudaMemPoolProps props{};
     props.allocType = cudaMemAllocationTypePinned;
     props.location.type = cudaMemLocationTypeDevice;
