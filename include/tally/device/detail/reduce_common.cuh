@@ -170,7 +170,8 @@ __global__ void finish_kernel(Source source, Acc init, Op op, Out out) {
 // the last block to arrive sets it back to 0, so no launch is needed to zero it before the
 // next call. Calls without caller storage take their word from a ring of words per device,
 // allocated and zeroed once (the first such reduce on a device pays for a cudaMalloc and a
-// zeroing on a private stream; it must not be inside a stream capture). Each call takes the
+// zeroing on a private stream, which it may do inside a graph capture: storage.cuh,
+// relaxed_capture_mode). Each call takes the
 // next slot: calls in flight at the same time on different streams use different words
 // unless more than `ring_slots` calls are in flight at once. (Calls with caller storage keep
 // their word there instead.)
@@ -185,6 +186,7 @@ inline unsigned long long* finish_word(const char* function) {
   {
     const std::lock_guard<std::mutex> lock(mutex);
     if (rings[device] == nullptr) {
+      const relaxed_capture_mode relaxed(function);
       void* p = nullptr;
       const std::size_t bytes = finish_ring_slots * sizeof(unsigned long long);
       TALLY_CUDA_CHECK(cudaMalloc(&p, bytes), function);

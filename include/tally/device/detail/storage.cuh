@@ -45,6 +45,26 @@ constexpr std::size_t required_storage_bytes(std::int64_t n, std::int64_t tile) 
   return sums == 0 ? 0 : sums + storage_alignment;
 }
 
+// This thread's stream-capture mode set to relaxed while the object lives (and restored
+// after it, also when a later call throws), for the one-time setup that the first tally
+// call of a process on a device does (tally's memory pool below; the reductions' finish
+// words, reduce_common.cuh): that call may be inside a CUDA graph capture, where the
+// global and thread-local modes refuse such calls as "potentially unsafe"
+// (cudaErrorStreamCaptureUnsupported, which also invalidates the capture). The setup
+// enqueues nothing on the captured stream.
+class relaxed_capture_mode {
+ public:
+  explicit relaxed_capture_mode(const char* function) {
+    TALLY_CUDA_CHECK(cudaThreadExchangeStreamCaptureMode(&mode_), function);
+  }
+  ~relaxed_capture_mode() { (void)cudaThreadExchangeStreamCaptureMode(&mode_); }
+  relaxed_capture_mode(const relaxed_capture_mode&) = delete;
+  relaxed_capture_mode& operator=(const relaxed_capture_mode&) = delete;
+
+ private:
+  cudaStreamCaptureMode mode_ = cudaStreamCaptureModeRelaxed;  // then the one to restore
+};
+
 // The memory pool that calls without caller storage allocate from, one per device,
 // created on first use. tally uses a pool of its own rather than the device's default
 // pool: the default pool's release threshold is 0, so it hands freed memory back to the
@@ -67,20 +87,9 @@ inline cudaMemPool_t scratch_pool(const char* function) {
   }
   const std::lock_guard<std::mutex> lock(mutex);
   if (pools[device] == nullptr) {
-    // The first call that needs the pool may be inside a CUDA graph capture (a call
-    // without caller storage allocates from it there too). Creating a pool enqueues
-    // nothing, but in the global and thread-local capture modes the runtime refuses it as
-    // "potentially unsafe" while a capture is under way (cudaErrorStreamCaptureUnsupported,
-    // which also invalidates the capture). So this thread's capture mode is relaxed for
-    // the creation and restored after it, also when it throws.
-    struct relaxed_capture_mode {
-      cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
-      cudaError_t status = cudaThreadExchangeStreamCaptureMode(&mode);
-      ~relaxed_capture_mode() {
-        if (status == cudaSuccess) (void)cudaThreadExchangeStreamCaptureMode(&mode);
-      }
-    } relaxed;
-    TALLY_CUDA_CHECK(relaxed.status, function);
+    // (the first call that needs the pool may be inside a graph capture: a call without
+    // caller storage allocates from it there too)
+    const relaxed_capture_mode relaxed(function);
     cudaMemPoolProps props{};
     props.allocType = cudaMemAllocationTypePinned;
     props.location.type = cudaMemLocationTypeDevice;
