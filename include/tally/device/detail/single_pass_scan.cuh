@@ -446,8 +446,8 @@ TALLY_DEVICE TALLY_FORCEINLINE Acc select_value(bool c, const Acc& x, const Acc&
 // every descriptor it may read has been cleared by then, and every later store to one is
 // this call's. No tickets (the header holds anything too): every tag is of
 // unzeroed_state_epoch. Split in arrive and wait, the barrier's round trips overlap the
-// loads and the local scans; measured 0.4-1.2 us faster than the memset from 8 to 512
-// tiles (docs/perf-notes.md, "States that hold anything").
+// loads and the local scans (on an H200 0.5-1.4 us faster than the memset, but even for
+// the 8-byte small-path tiles: docs/perf-notes.md, "States that hold anything").
 
 template <class Acc>
 constexpr single_pass_tuning small_single_pass_tuning() {
