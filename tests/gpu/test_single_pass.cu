@@ -1207,6 +1207,76 @@ TEST(SinglePass, UnzeroedStorage) {
   }
 }
 
+// ---- a kernel launched behind the clear of its state (dependent_launch.cuh) ----------------
+// The ticket kernels and the single-pass reduce in caller storage start while clear_kernel
+// may still run, and wait (griddepcontrol.wait) before they touch the state. Here the clear
+// is 64 MiB (tens of microseconds, so the dependent's blocks start long before it ends)
+// and the dependent reads every word after its wait: none may be left over.
+__global__ void count_uncleared_kernel(const unsigned long long* p, std::int64_t words,
+                                       unsigned long long* uncleared) {
+  tally::detail::wait_for_prerequisite_grid();
+  unsigned long long mine = 0;
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < words;
+       i += stride) {
+    mine += p[i] != 0ull;
+  }
+  if (mine != 0) atomicAdd(uncleared, mine);
+}
+
+TEST(SinglePass, DependentKernelSeesTheWholeClear) {
+  const std::int64_t words = std::int64_t{1} << 23;  // 64 MiB
+  device_buffer<unsigned long long> state(static_cast<std::size_t>(words)), uncleared(1);
+  cudaStream_t stream;
+  TALLY_TEST_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  for (int run = 0; run < 3; ++run) {
+    TALLY_TEST_CUDA(cudaMemset(state.data(), 0xff, static_cast<std::size_t>(words) * 8));
+    TALLY_TEST_CUDA(cudaMemset(uncleared.data(), 0, 8));
+    TALLY_TEST_CUDA(cudaDeviceSynchronize());
+    tally::detail::launch_after_clear("test", "count_uncleared_kernel", state.data(),
+                                      static_cast<std::size_t>(words) * 8, dim3(264), dim3(256), 0,
+                                      stream, count_uncleared_kernel,
+                                      static_cast<const unsigned long long*>(state.data()), words,
+                                      uncleared.data());
+    TALLY_TEST_CUDA(cudaStreamSynchronize(stream));
+    EXPECT_EQ(uncleared.download()[0], 0ull) << "run " << run;
+  }
+  TALLY_TEST_CUDA(cudaStreamDestroy(stream));
+}
+
+// The ticket kernels (a pointer offset by one element) in caller storage full of fake
+// descriptors, captured into a graph (the clear and the dependent launch become two nodes
+// with a programmatic edge) and replayed on fresh input.
+TEST(SinglePass, TicketKernelsAfterClearInAGraph) {
+  using T = std::int32_t;
+  const std::int64_t n = 41 * sp::tile_items<T>() + 5;
+  cudaStream_t stream;
+  TALLY_TEST_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  tally::options o;
+  o.stream = stream;
+  const std::size_t bytes = tally::inclusive_scan_storage_bytes<const T*>(n, o);
+  device_buffer<unsigned char> storage(bytes);
+  o.storage = {storage.data(), bytes};
+  device_buffer<T> in(static_cast<std::size_t>(n + 1)), out(static_cast<std::size_t>(n + 1));
+  std::vector<T> h;
+  replay_captured(
+      stream, cudaStreamCaptureModeThreadLocal,
+      [&] { tally::inclusive_scan(static_cast<const T*>(in.data() + 1), out.data() + 1, n, tally::plus{}, o); },
+      [&](int replay) {
+        h = random_vector<T, tally::plus>(static_cast<std::size_t>(n), 260 + replay);
+        TALLY_TEST_CUDA(cudaMemcpy(in.data() + 1, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
+        fill_fake_descriptors(storage);
+        out.poison();
+      },
+      [&](int replay) {
+        auto got = out.download();
+        got.erase(got.begin());
+        ASSERT_TRUE(matches(got, reference_scan(h, false, 0, tally::plus{}), static_cast<std::size_t>(n)))
+            << "replay " << replay;
+      });
+  TALLY_TEST_CUDA(cudaStreamDestroy(stream));
+}
+
 TEST(SinglePass, TilesByBlockClearingEpoch) {
   check_clearing_epoch<sp::default_single_pass_tuning<std::int32_t>(), true>(100, 181);
 }

@@ -244,14 +244,15 @@ void launch(const char* function, In in, std::int64_t n, Out out, Acc init, Op o
 }
 
 // The single pass: prepares the finish target, then launches. With grid > 1 the target is
-//   packed finish:      a word of the caller's storage zeroed by a 8-byte memset (the
-//                       storage may hold anything), else a word of tally's ring (zero,
+//   packed finish:      a word of the caller's storage (it may hold anything: zeroed by
+//                       a clear kernel whose launch overlaps the kernel's, run() in
+//                       single_pass_reduction.cuh), else a word of tally's ring (zero,
 //                       and left zero by the last call on it);
 //   descriptor finish:  a tile state in this call's storage (caller storage, or a
 //                       call-owned allocation while the stream is captured: a graph may be
-//                       replayed on any stream), zeroed by a memset, else the stream's
-//                       reusable tile state (tile_state_registry: no memset, no
-//                       allocation; the lease's lock is held until the kernel is queued).
+//                       replayed on any stream), zeroed by a clear kernel likewise, else
+//                       the stream's reusable tile state (tile_state_registry: no clear,
+//                       no allocation; the lease's lock is held until the kernel is queued).
 template <class Acc, class In, class Out, class Op>
 void launch_single_pass(const char* function, In in, std::int64_t n, Out out, Acc init, Op op,
                         int grid, const reduce_pieces<Acc>& p, bool in_storage,
@@ -262,17 +263,15 @@ void launch_single_pass(const char* function, In in, std::int64_t n, Out out, Ac
     single_pass::run(function, in, n, out, init, op, grid, target, stream);
   } else if constexpr (packed_finish_v<Acc, Op>) {
     if (in_storage) {
-      TALLY_CUDA_CHECK(cudaMemsetAsync(p.word, 0, sizeof(unsigned long long), stream), function);
       target.word = p.word;
+      target.after_clear = true;
     } else {
       target.word = finish_word(function);
     }
     single_pass::run(function, in, n, out, init, op, grid, target, stream);
   } else if (in_storage) {
-    TALLY_CUDA_CHECK(
-        cudaMemsetAsync(p.state, 0, sp::state_bytes<Acc, single_pass::finish_spacing>(grid), stream),
-        function);
     target.state = single_pass::finish_state<Acc>::at(p.state, grid);
+    target.after_clear = true;
     single_pass::run(function, in, n, out, init, op, grid, target, stream);
   } else {
     const auto lease = sp::tile_state_registry::instance().acquire(

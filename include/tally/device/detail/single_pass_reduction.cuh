@@ -46,6 +46,7 @@
 
 #include "tally/block/block_reduce.cuh"
 #include "tally/device/detail/chunked_reduction.cuh"
+#include "tally/device/detail/dependent_launch.cuh"
 #include "tally/device/detail/reduce_common.cuh"
 #include "tally/device/detail/tile_state.cuh"
 
@@ -139,6 +140,10 @@ template <class Acc>
 struct finish_target {
   unsigned long long* word = nullptr;  // packed finish: 0 at launch, left 0
   finish_state<Acc> state{};           // descriptor finish
+  // In caller storage: zeroed by a clear kernel that may still run when this kernel's
+  // blocks start (run(), dependent_launch.cuh); the finish waits for it before it touches
+  // the word or the state.
+  bool after_clear = false;
 };
 
 template <class Acc, int Threads>
@@ -151,7 +156,7 @@ struct finish_storage {
 
 // Thread 0 of every block (descriptor finish): the state's current epoch, read with a
 // relaxed load at the start of the kernel so that its latency hides behind the input
-// loads. The epoch changes only when the call's last ticket is drawn, and this block has
+// loads (after a clear: not read, the clear left it 0). The epoch changes only when the call's last ticket is drawn, and this block has
 // not drawn yet, so the value read is this call's epoch (draw_ticket's answer confirms it).
 template <class Acc>
 TALLY_DEVICE TALLY_FORCEINLINE unsigned long long read_header(const finish_target<Acc>& f) {
@@ -186,6 +191,12 @@ TALLY_DEVICE void finish(const Acc& block_total, const Acc& init, Op op, Out out
   if (gridDim.x == 1) {
     if (threadIdx.x == 0) *out = static_cast<Acc>(op(init, block_total));
     return;
+  }
+  if (f.after_clear) {
+    // The clear of the word or state has completed and its stores are visible (every
+    // thread: the finishing block's threads read descriptors). The header it left is 0
+    // (epoch 0, no ticket drawn), which is what `header` holds here: not read.
+    wait_for_prerequisite_grid();
   }
   if constexpr (packed_finish_v<Op, Acc>) {
     static_assert(Threads * reduce_tuning::finish_reads < 4096, "the packed word counts at most 4095 blocks");
@@ -315,7 +326,9 @@ __global__ void __launch_bounds__(Threads)
   __shared__ typename block::block_reduce<Acc, Threads, 1>::TempStorage reduce_storage;
   __shared__ finish_storage<Acc, Threads> finish_s;
   unsigned long long header = 0;
-  if (!packed_finish_v<Op, Acc> && gridDim.x > 1 && threadIdx.x == 0) header = read_header(f);
+  if (!packed_finish_v<Op, Acc> && gridDim.x > 1 && threadIdx.x == 0 && !f.after_clear) {
+    header = read_header(f);
+  }
   Acc mine;
   if constexpr (vector_input<In>::value) {
     mine = vector_thread_partial<Threads, Vectors, Acc>(in, n, op);
@@ -332,7 +345,7 @@ __global__ void __launch_bounds__(Threads)
   __shared__ chunked::consecutive_storage<Acc, Threads, Items> storage;
   __shared__ finish_storage<Acc, Threads> finish_s;
   unsigned long long header = 0;
-  if (gridDim.x > 1 && threadIdx.x == 0) header = read_header(f);
+  if (gridDim.x > 1 && threadIdx.x == 0 && !f.after_clear) header = read_header(f);
   const Acc total = chunked::consecutive_block_partial<Threads, Items, Acc>(in, n, op, storage);
   finish<Threads>(total, init, op, out, f, header, finish_s);
 }
@@ -399,7 +412,10 @@ int grid(const char* function, std::int64_t n) {
 }
 
 // Reduces n >= 1 elements with `grid_size` blocks (from grid()). With grid_size > 1, the
-// target is ready: the packed word 0, or a tile state for grid_size descriptors.
+// target is ready (the packed word 0, or a tile state for grid_size descriptors) or, with
+// target.after_clear, holds anything: then clear_kernel zeroes it and the kernel is
+// launched as its programmatic dependent (dependent_launch.cuh), which overlaps the two
+// launches (docs/perf-notes.md, "The clear and the kernel overlapped").
 template <class Acc, class In, class Out, class Op>
 void run(const char* function, In in, std::int64_t n, Out out, Acc init, Op op, int grid_size,
          const finish_target<Acc>& target, cudaStream_t stream) {
@@ -410,6 +426,17 @@ void run(const char* function, In in, std::int64_t n, Out out, Acc init, Op op, 
       TALLY_CUDA_CHECK_LAUNCH("single_pass one-block kernel", function);
       return;
     }
+  }
+  if (target.after_clear) {
+    void* cleared = target.word;
+    std::size_t bytes = sizeof(unsigned long long);
+    if constexpr (!packed_finish_v<Op, Acc>) {
+      cleared = target.state.header;
+      bytes = ::tally::detail::single_pass::state_bytes<Acc, finish_spacing>(grid_size);
+    }
+    launch_after_clear(function, "launch of single_pass kernel", cleared, bytes, dim3(grid_size),
+                       dim3(t), 0, stream, kernel<Acc, In, Out, Op>(), in, n, out, init, op, target);
+    return;
   }
   kernel<Acc, In, Out, Op>()<<<grid_size, t, 0, stream>>>(in, n, out, init, op, target);
   TALLY_CUDA_CHECK_LAUNCH("single_pass kernel", function);

@@ -49,6 +49,7 @@
 #include "tally/core/error.hpp"
 #include "tally/core/options.hpp"
 #include "tally/device/detail/cuda_check.cuh"
+#include "tally/device/detail/dependent_launch.cuh"
 #include "tally/device/detail/occupancy.cuh"
 #include "tally/device/detail/storage.cuh"
 #include "tally/device/detail/tile_state.cuh"
@@ -448,6 +449,10 @@ TALLY_DEVICE TALLY_FORCEINLINE Acc select_value(bool c, const Acc& x, const Acc&
 // unzeroed_state_epoch. Split in arrive and wait, the barrier's round trips overlap the
 // loads and the local scans (on an H200 0.5-1.4 us faster than the memset, but even for
 // the 8-byte small-path tiles: docs/perf-notes.md, "States that hold anything").
+// The ticket kernels, whose grid the device may not hold at once, need the zeroed header
+// for their tickets: clear_kernel zeroes the state and the ticket kernel is launched as
+// its programmatic dependent (dependent_launch.cuh), so that its launch overlaps the
+// clear; each block waits for the clear (griddepcontrol.wait) before its ticket.
 
 template <class Acc>
 constexpr single_pass_tuning small_single_pass_tuning() {
@@ -506,6 +511,11 @@ __global__ void __launch_bounds__(Threads, (min_blocks_per_sm<Threads, Staging !
         }
       }
     } else {
+      // A state in caller storage is cleared by a kernel just before this one, which may
+      // start before that clear has finished (launch_layout, dependent_launch.cuh): wait
+      // for it before the first access to the state (at once in a plain launch). Every
+      // thread: warp 0 reads descriptors in its look-back.
+      wait_for_prerequisite_grid();
       if (threadIdx.x == 0) {
         const ticket t = draw_ticket(state.header, tiles);
         tile_index = t.tile;
@@ -743,8 +753,9 @@ int by_block_grid(const char* function) {
 // launch; otherwise, as without ByBlock, the ticket kernels.
 //
 // A state that holds anything (state.unzeroed: with_tile_state) is cleared by the by-block
-// kernel itself ("States that hold anything" above), and zeroed by a memset before any
-// other kernel.
+// kernel itself ("States that hold anything" above), and by clear_kernel before the
+// ticket kernels, which are launched as its programmatic dependents
+// (dependent_launch.cuh).
 template <class Protocol, single_pass_tuning Tune, bool Deterministic, bool Exclusive, bool ByBlock,
           class Acc, class In, class Out, class Op, class Hook, class Lines>
 void launch_layout(const char* function, In in, Out out, std::int64_t n, std::int64_t tiles,
@@ -760,10 +771,21 @@ void launch_layout(const char* function, In in, Out out, std::int64_t n, std::in
     by_block = aligned_16(in) && aligned_16(out) &&
                (tiles == 1 || tiles <= co_resident_grid<kernel>(Tune.block_threads, function));
   }
-  if (state.unzeroed && !by_block) {
-    TALLY_CUDA_CHECK(cudaMemsetAsync(state.header, 0, state_bytes<Acc>(tiles), stream), function);
-    state.unzeroed = false;
-  }
+  // The ticket kernels on a state that holds anything: cleared by clear_kernel, the
+  // kernel launched as its programmatic dependent (it waits for the clear before its
+  // ticket: dependent_launch.cuh), which overlaps the two launches.
+  const bool after_clear = state.unzeroed && !by_block;
+  if (after_clear) state.unzeroed = false;
+  const auto launch_ticket_kernel = [&](auto kernel, const char* what) {
+    if (after_clear) {
+      launch_after_clear(function, what, state.header, state_bytes<Acc>(tiles), dim3(grid),
+                         dim3(Tune.block_threads), 0, stream, kernel, in, out, n, tiles, seed, op,
+                         state, hook, lines);
+    } else {
+      kernel<<<grid, Tune.block_threads, 0, stream>>>(in, out, n, tiles, seed, op, state, hook, lines);
+      cuda_check(cudaGetLastError(), function, what);
+    }
+  };
   if constexpr (ByBlock) {
     constexpr auto kernel =
         by_block_kernel<Protocol, Tune, Deterministic, Exclusive, Acc, In, Out, Op, Hook, Lines>;
@@ -801,19 +823,17 @@ void launch_layout(const char* function, In in, Out out, std::int64_t n, std::in
     }
     if (vectorised) {
       constexpr staging staged = pointers ? staging::rescan : staging::none;
-      single_pass_kernel<Protocol, Tune.block_threads, Tune.rows, Tune.vec, true, staged,
-                         Deterministic, Exclusive, false, Acc>
-          <<<grid, Tune.block_threads, 0, stream>>>(in, out, n, tiles, seed, op, state, hook,
-                                                    lines);
-      TALLY_CUDA_CHECK_LAUNCH("single_pass_kernel", function);
+      launch_ticket_kernel(single_pass_kernel<Protocol, Tune.block_threads, Tune.rows, Tune.vec, true,
+                                              staged, Deterministic, Exclusive, false, Acc, In, Out,
+                                              Op, Hook, Lines>,
+                           "launch of single_pass_kernel");
       return;
     }
   }
-  single_pass_kernel<Protocol, Tune.block_threads, Tune.rows, Tune.vec, false, staging::none,
-                     Deterministic, Exclusive, false, Acc>
-      <<<grid, Tune.block_threads, 0, stream>>>(in, out, n, tiles, seed, op, state, hook,
-                                                    lines);
-  TALLY_CUDA_CHECK_LAUNCH("single_pass_kernel", function);
+  launch_ticket_kernel(single_pass_kernel<Protocol, Tune.block_threads, Tune.rows, Tune.vec, false,
+                                          staging::none, Deterministic, Exclusive, false, Acc, In,
+                                          Out, Op, Hook, Lines>,
+                       "launch of single_pass_kernel");
 }
 
 // Calls launch(std::bool_constant<Deterministic>{}) with the kernel to take: the

@@ -1,0 +1,99 @@
+// tally/device/detail/dependent_launch.cuh -- a kernel launched behind the clear of its
+// state, the two launches overlapped (programmatic dependent launch, sm_90).
+//
+// Why. A kernel whose state lives in caller storage (options.storage), which holds
+// anything, needs that state zeroed before it touches it. A cudaMemsetAsync does it, but
+// then the kernel behind it is launched only once the memset has finished, and the
+// launch's latency comes on top: 1-2 us, where a small scan or reduce takes 4-16 us
+// (docs/perf-notes.md, "The caller-storage form against CUB" and "The clear and the
+// kernel overlapped"). Here:
+//   - clear_kernel zeroes the state, and lets the next kernel launch at once
+//     (griddepcontrol.launch_dependents, at its start);
+//   - the kernel is launched with programmatic stream serialization
+//     (cudaLaunchAttributeProgrammaticStreamSerialization): its blocks may start while
+//     the clear still runs, and wait (wait_for_prerequisite_grid: griddepcontrol.wait)
+//     before their first access to the state, until the clear has completed and its
+//     stores are visible.
+//
+// What the kernel may read before its wait: what the stream's work BEFORE the clear wrote
+// (its input). The clear is launched as any kernel, so it starts only after that work has
+// completed, and the kernel's blocks start only after every block of the clear has
+// started. Only the state must wait. In a kernel launched without the attribute,
+// griddepcontrol.wait returns at once, so the kernels that take this launch behave as
+// before when launched the plain way.
+//
+// The launch_dependents trigger says only "the next kernel may be scheduled now"; it
+// publishes nothing: griddepcontrol.wait waits for the clear grid's completion and the
+// flush of its memory operations, whenever the trigger was given.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+
+#include <cuda_runtime.h>
+
+#include "tally/core/macros.hpp"
+#include "tally/device/detail/cuda_check.cuh"
+
+namespace tally::detail {
+
+// In a kernel launched by launch_after_clear: waits until the clear before it has
+// completed and its stores are visible to this thread. Every thread that touches the
+// state calls it (the guarantee is per thread). A no-op in a plain launch.
+TALLY_DEVICE TALLY_FORCEINLINE void wait_for_prerequisite_grid() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+// Zeroes `words` Word-sized words at p (Word: unsigned long long; a template so that the
+// header defines it in every translation unit that includes it). Lets the dependent
+// kernel launch first thing: the clear is a few kilobytes, shorter than the dependent
+// launch's latency.
+template <class Word>
+__global__ void clear_kernel(Word* p, std::int64_t words) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < words;
+       i += stride) {
+    p[i] = Word{0};
+  }
+}
+
+inline constexpr int clear_threads = 256;
+inline constexpr std::int64_t clear_max_blocks = 64;
+
+// Zeroes `bytes` (a multiple of 8) at `state` (8-byte aligned), then launches `kernel`
+// with (grid, block, shared) on `stream` as a programmatic dependent of the clear; the
+// kernel calls wait_for_prerequisite_grid before it touches the state. `what` names the
+// kernel in errors.
+template <class... Params, class... Args>
+void launch_after_clear(const char* function, const char* what, void* state, std::size_t bytes,
+                        dim3 grid, dim3 block, std::size_t shared, cudaStream_t stream,
+                        void (*kernel)(Params...), Args&&... args) {
+  const auto words = static_cast<std::int64_t>(bytes / 8);
+  std::int64_t blocks = (words + clear_threads - 1) / clear_threads;
+  if (blocks < 1) blocks = 1;
+  if (blocks > clear_max_blocks) blocks = clear_max_blocks;
+  clear_kernel<unsigned long long><<<static_cast<unsigned>(blocks), clear_threads, 0, stream>>>(
+      static_cast<unsigned long long*>(state), words);
+  TALLY_CUDA_CHECK_LAUNCH("clear_kernel", function);
+  cudaLaunchAttribute dependent[1] = {};
+  dependent[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  dependent[0].val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.dynamicSmemBytes = shared;
+  config.stream = stream;
+  config.attrs = dependent;
+  config.numAttrs = 1;
+  const cudaError_t status = cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
+  if (status != cudaSuccess) (void)cudaGetLastError();  // reported here, not by a later check
+  cuda_check(status, function, what);
+}
+
+}  // namespace tally::detail
