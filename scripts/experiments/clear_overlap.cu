@@ -1,7 +1,7 @@
 // Built by hand, not by CMake: nvcc -std=c++20 -arch=sm_90 -O3 --expt-relaxed-constexpr
 // --extended-lambda -Iinclude -I.deps/usr/include -o clear_overlap clear_overlap.cu
 // (session 22; docs/perf-notes.md, "The clear and the kernel overlapped").
-// Experiment (kept on branch s22-dependent-launch): caller-storage scans on the ticket kernels and caller-storage
+// The experiment: caller-storage scans on the ticket kernels and caller-storage
 // reduces, with and without storage, beside CUB and the copy. Behind a busy GPU: a spin
 // kernel is queued before each timed call. Medians of `reps`.
 #include <tally/tally.cuh>
