@@ -48,6 +48,22 @@ inline std::uint64_t seed() {
 // run of a test sees the same inputs.
 inline std::mt19937_64 rng(std::uint64_t salt) { return std::mt19937_64(seed() * 1000003ull + salt); }
 
+// The stall test's hook (single-pass scans, the pipelined kernels): delays three chosen
+// tiles and one chosen block (by blockIdx) by spinning on the clock for `cycles`, called
+// by the kernels right after a block drew a tile's ticket.
+struct stall {
+  std::int64_t tile_a, tile_b, tile_c;
+  unsigned block;
+  long long cycles;
+  __device__ void operator()(std::int64_t tile, unsigned block_index) const {
+    if (tile == tile_a || tile == tile_b || tile == tile_c || block_index == block) {
+      const long long start = clock64();
+      while (clock64() - start < cycles) {
+      }
+    }
+  }
+};
+
 #define TALLY_TEST_CUDA(call)                                                        \
   do {                                                                               \
     const cudaError_t tally_test_err_ = (call);                                      \

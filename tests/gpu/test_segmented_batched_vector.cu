@@ -16,6 +16,8 @@
 //     of a whole number of tiles (multiples of 8192 4-byte or 2048 8-byte values: 2^17,
 //     16384, 24576, and the long chains below) the plain scan's kernel, each line's first
 //     tile starting afresh;
+//   - rows of exactly 128 bytes in at most 64 long lines, from 16 MiB on, through the
+//     pipelined column tiles (pipelined_columns.cuh; also called directly, below);
 //   - lines of at most 32 rows along another axis: one thread per line, or four 4-byte
 //     lines a thread (short_line_words_kernel) for lines of at most 8 rows from 2^16 such
 //     words on (in chunks of 4 rows: 3, 4 and 8 rows);
@@ -212,6 +214,141 @@ TEST(SegmentedBatchedVector, DeterministicFloatNarrowRows) { check_deterministic
 TEST(SegmentedBatchedVector, DeterministicDoubleNarrowRows) { check_deterministic<double>(deterministic_narrow_rows<double>()); }
 TEST(SegmentedBatchedVector, DeterministicFloatLines) { check_deterministic<float>(deterministic_lines()); }
 TEST(SegmentedBatchedVector, DeterministicDoubleLines) { check_deterministic<double>(deterministic_lines()); }
+
+// ---- the pipelined column tiles (pipelined_columns.cuh) ----------------------------------------
+// The public scans take them only from 16 MiB of data on (rows of exactly 128 bytes, at
+// most 64 lines): one public case each for 4- and 8-byte values in full mode (with
+// options.deterministic, the 8-byte floats keep columns_kernel), and the kernel called
+// directly at every edge: a line shorter than a tile, exactly one, one tile and a row, a
+// partial last tile, several lines, more tiles than the device holds blocks at once, in
+// place; plus, float and double (small integers: exact), int64, and the non-commutative
+// affine maps; and a stall test.
+namespace pc = tally::detail::pipelined_columns;
+
+template <bool Exclusive, class T, class Op, class Hook = tally::detail::single_pass::no_stall>
+void pipelined_columns_scan(const T* in, T* out, i64 outer, i64 len, const T& init, Op op, Hook hook = {}) {
+  pc::scan<Exclusive, T>("pipelined columns test", in, out, outer, len, pc::width<T>,
+                         tally::detail::make_seed<T, Exclusive>(init), op, tally::options{}, hook);
+}
+
+// tiles of the largest case: more than an H100 or H200 holds blocks at once (3 per SM)
+i64 many_tiles() { return quick() ? 420 : 1400; }
+
+template <class T, class Op>
+void check_pipelined_columns(const std::vector<T>& h, const T& init, Op op) {
+  constexpr i64 W = pc::width<T>;
+  const i64 rows = pc::tile_rows;
+  const std::vector<std::pair<i64, i64>> shapes = {  // (outer, len)
+      {1, 100}, {1, rows}, {1, rows + 1}, {1, 1000}, {3, 777}, {2, 16 * rows}, {5, 3 * rows - 1},
+      {1, many_tiles() * rows - 13}};
+  const device_buffer<T> in(h);
+  device_buffer<T> out(h.size());
+  std::vector<T> want(h.size());
+  for (const auto& [outer, len] : shapes) {
+    const std::vector<i64> shape = {outer, len, W};
+    const auto total = static_cast<std::size_t>(outer * len * W);
+    ASSERT_LE(total, h.size());
+    for (const bool exclusive : {false, true}) {
+      out.poison();
+      if (exclusive) {
+        pipelined_columns_scan<true>(in.data(), out.data(), outer, len, init, op);
+        seq::exclusive_scan_batched(h.begin(), want.begin(), std::span<const i64>(shape), 1, init, op);
+      } else {
+        pipelined_columns_scan<false>(in.data(), out.data(), outer, len, init, op);
+        seq::inclusive_scan_batched(h.begin(), want.begin(), std::span<const i64>(shape), 1, op);
+      }
+      TALLY_TEST_CUDA(cudaDeviceSynchronize());
+      const std::vector<T> got = out.download(total + 1);
+      for (std::size_t i = 0; i < total; ++i) {
+        ASSERT_TRUE(got[i] == want[i]) << (exclusive ? "exclusive" : "inclusive") << " (" << outer << ", "
+                                       << len << ", " << W << ") along axis 1: element " << i << " is "
+                                       << show(got[i]) << ", want " << show(want[i]);
+      }
+      ASSERT_TRUE(device_buffer<T>::is_poison(got[total])) << "written past the end";
+    }
+  }
+  // in place, the largest shape
+  const i64 len = many_tiles() * rows - 13;
+  const std::vector<i64> shape = {1, len, W};
+  device_buffer<T> work(h);
+  pipelined_columns_scan<true>(work.data(), work.data(), 1, len, init, op);
+  seq::exclusive_scan_batched(h.begin(), want.begin(), std::span<const i64>(shape), 1, init, op);
+  TALLY_TEST_CUDA(cudaDeviceSynchronize());
+  const std::vector<T> got = work.download(static_cast<std::size_t>(len * W));
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    ASSERT_TRUE(got[i] == want[i]) << "in place: element " << i;
+  }
+}
+
+template <class T>
+std::vector<T> pipelined_columns_input(std::uint64_t salt) {
+  const auto size = static_cast<std::size_t>(many_tiles() * pc::tile_rows * pc::width<T> + 1);
+  std::mt19937_64 g(salt + sizeof(T));
+  std::vector<T> h(size);
+  for (auto& x : h) {
+    if constexpr (std::is_arithmetic_v<T>) {
+      x = static_cast<T>(static_cast<int>(g() % 201) - 100);
+    } else {
+      x.a = static_cast<decltype(x.a)>(g() | 1u);
+      x.b = static_cast<decltype(x.b)>(g());
+    }
+  }
+  return h;
+}
+
+TEST(SegmentedBatchedVector, PipelinedColumns) {
+  check_pipelined_columns(pipelined_columns_input<std::int32_t>(11), std::int32_t{7}, tally::plus{});
+  check_pipelined_columns(pipelined_columns_input<float>(12), 7.0f, tally::plus{});
+  check_pipelined_columns(pipelined_columns_input<std::int64_t>(13), std::int64_t{-3}, tally::plus{});
+  check_pipelined_columns(pipelined_columns_input<double>(14), 0.5, tally::plus{});
+  check_pipelined_columns(pipelined_columns_input<affine16>(15), affine16{3, 5}, compose16{});
+  check_pipelined_columns(pipelined_columns_input<affine32>(16), affine32{3, 5}, compose32{});
+}
+
+// The stall test for this kernel: the producer calls the hook right after drawing a
+// tile's ticket, before the tile's copy starts; the tiles below a delayed one must wait
+// for it (one chain: every tile looks back through the ones above it).
+TEST(SegmentedBatchedVector, PipelinedColumnsStallTest) {
+  using T = std::int32_t;
+  constexpr i64 W = pc::width<T>;
+  const i64 tiles = many_tiles();
+  const i64 len = tiles * pc::tile_rows - 5;
+  const std::vector<T> h = pipelined_columns_input<T>(21);
+  const std::vector<i64> shape = {len, W};
+  std::vector<T> want(static_cast<std::size_t>(len * W));
+  seq::inclusive_scan_batched(h.begin(), want.begin(), std::span<const i64>(shape), 0, tally::plus{});
+  const device_buffer<T> in(h);
+  device_buffer<T> out(h.size());
+  const long long cycles = quick() ? 20000 : 2000000;  // about 1 ms at 1.8 GHz
+  const stall stalls[] = {
+      {0, 1, tiles / 2, ~0u, cycles},
+      {tiles - 1, tiles - 2, 5, 0u, cycles},
+      {-1, -1, -1, 7u, cycles},  // one block: all its tiles
+  };
+  for (const stall& s : stalls) {
+    SCOPED_TRACE("stall tiles " + std::to_string(s.tile_a) + "," + std::to_string(s.tile_b) + "," +
+                 std::to_string(s.tile_c) + " block " + std::to_string(s.block));
+    out.poison();
+    pipelined_columns_scan<false>(in.data(), out.data(), 1, len, T{0}, tally::plus{}, s);
+    TALLY_TEST_CUDA(cudaDeviceSynchronize());
+    const std::vector<T> got = out.download(want.size());
+    for (std::size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], want[i]) << "element " << i;
+  }
+}
+
+// Through the public scans (16 MiB and more; not in quick mode, which keeps the sizes
+// small for compute-sanitizer: the kernel tests above cover it there).
+TEST(SegmentedBatchedVector, PipelinedColumnsPublic) {
+  if (quick()) GTEST_SKIP() << "16 MiB and more";
+  const i64 rows = (i64{1} << 17) + 77;
+  std::mt19937_64 g(31);
+  std::vector<std::int32_t> hi(static_cast<std::size_t>(rows * 32));
+  for (auto& x : hi) x = static_cast<std::int32_t>(static_cast<int>(g() % 201) - 100);
+  check_cases<std::int32_t>({{{rows, 32}, 0}, {{2, rows / 2, 32}, 1}}, hi, 7, tally::plus{});
+  std::vector<double> hd(static_cast<std::size_t>(rows * 16));
+  for (auto& x : hd) x = static_cast<double>(static_cast<int>(g() % 201) - 100);
+  check_cases<double>({{{rows, 16}, 0}, {{3, rows / 3, 16}, 1}}, hd, 0.5, tally::plus{});
+}
 
 TEST(SegmentedBatchedVector, LongChainsInt32) { check_long_chains<std::int32_t>(); }
 TEST(SegmentedBatchedVector, LongChainsFloat) { check_long_chains<float>(); }

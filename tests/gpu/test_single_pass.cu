@@ -275,19 +275,6 @@ TEST(SinglePass, IteratorInputAndConversions) {
 // for `cycles`, right after the block drew its ticket. The successors of a delayed tile
 // must wait for it rather than read stale descriptors; delaying blockIdx 0 or the last
 // blockIdx changes nothing else, since tile order is ticket order, not blockIdx order.
-struct stall {
-  std::int64_t tile_a, tile_b, tile_c;
-  unsigned block;
-  long long cycles;
-  __device__ void operator()(std::int64_t tile, unsigned block_index) const {
-    if (tile == tile_a || tile == tile_b || tile == tile_c || block_index == block) {
-      const long long start = clock64();
-      while (clock64() - start < cycles) {
-      }
-    }
-  }
-};
-
 template <class Protocol, bool Exclusive, class T, class Op>
 void run_with_stall(const T* in, T* out, std::int64_t n, const T& init, Op op, bool deterministic,
                     stall hook) {

@@ -56,7 +56,9 @@
 //   the look-back strategy). Along another axis a tiled scan
 //   of all columns side by side with a look-back per column (device/detail/
 //   strided_scan.cuh; two 4-byte columns: a scan of 8-byte column pairs; lines of at most
-//   32 elements: one thread per line, or per 16-byte word of four 4-byte lines).
+//   32 elements: one thread per line, or per 16-byte word of four 4-byte lines; rows of
+//   exactly 128 bytes in at most 8 long lines, from 16 MiB on: persistent blocks that
+//   scan a tile while looking back for the one before, device/detail/pipelined_columns.cuh).
 //   Launches per call: one for flags, keys, batched and, with the tile kernel, the offsets
 //   forms and segmented_reduce (plus the first-call growth of the per-stream state buffer,
 //   as for tally::inclusive_scan). Otherwise (the pipelined kernel or the pair scan) the
@@ -85,6 +87,7 @@
 #include "tally/core/options.hpp"
 #include "tally/core/segmented.hpp"
 #include "tally/core/shape.hpp"
+#include "tally/device/detail/pipelined_columns.cuh"
 #include "tally/device/detail/segmented_offsets.cuh"
 #include "tally/device/detail/segmented_pipelined.cuh"
 #include "tally/device/detail/segmented_scan.cuh"
@@ -366,6 +369,14 @@ void batched(const char* function, In in, Out out, const axis_view& v, Acc init,
     if constexpr (sizeof(Acc) == 4 && segmented_offsets::acc_pointer_v<Acc, In> &&
                   segmented_offsets::acc_pointer_v<Acc, Out>) {
       if (v.inner == 2 && column_pairs<Exclusive>(function, in, out, v, init, op, o)) return;
+    }
+    // rows of one 128-byte line in few long lines: the pipelined column tiles
+    if (pipelined_columns::takes<Acc>(in, out, v.outer, v.len, v.inner, o)) {
+      if constexpr (strided::columns_take_v<Acc, In, Out>) {
+        pipelined_columns::scan<Exclusive, Acc>(function, in, out, v.outer, v.len, v.inner,
+                                                make_seed<Acc, Exclusive>(init), op, o);
+        return;
+      }
     }
     strided::scan<Exclusive, Acc>(function, in, out, v.outer, v.len, v.inner,
                                   make_seed<Acc, Exclusive>(init), op, o);

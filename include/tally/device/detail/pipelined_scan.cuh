@@ -403,6 +403,24 @@ struct plain_tiles {
 };
 
 // ---- the kernel --------------------------------------------------------------------------------
+// A persistent block's next ticket (the banner's "Tickets and the end of a call"): its
+// count is a tile, or >= tiles when they are used up. A block draws until it meets the
+// latter, exactly once, so a call draws tiles + gridDim.x tickets, and the draw of the last
+// of them opens the next epoch (the other draws precede it in the header's coherence
+// order; tile_state.cuh). Also pipelined_columns.cuh's.
+TALLY_DEVICE inline single_pass::ticket draw_persistent_ticket(unsigned long long* header,
+                                                              std::int64_t tiles) {
+  const unsigned long long word = single_pass::take_ticket(header);
+  const single_pass::ticket t{static_cast<unsigned>(word >> 32),
+                              static_cast<std::int64_t>(word & 0xffffffffull)};
+  if (t.tile >= tiles) {
+    const std::int64_t last = tiles + gridDim.x - 1;  // every block's one ticket too many
+    if (t.tile > last) __trap();  // more draws than blocks + tiles: corrupted state, stop
+    if (t.tile == last) single_pass::store_relaxed(header, static_cast<unsigned long long>(t.epoch + 1u) << 32);
+  }
+  return t;
+}
+
 // Protocol: decoupled_lookback's or chained's (publishes_aggregate, prefix_after_aggregate).
 // Tiles: the tile program (above). Hook: single_pass_scan.cuh's test hook, called by the
 // producer right after it drew a tile's ticket (before the tile's copy starts).
@@ -475,18 +493,9 @@ __global__ void __launch_bounds__(Tiles::tune.kernel_threads(), 3)
       std::int64_t tile = 0;
       unsigned epoch = 0;
       if (tiles > 1) {
-        const unsigned long long word = single_pass::take_ticket(state.header);
-        epoch = static_cast<unsigned>(word >> 32);
-        tile = static_cast<std::int64_t>(word & 0xffffffffull);
-        if (tile >= tiles) {
-          const std::int64_t last = tiles + gridDim.x - 1;  // every block's one ticket too many
-          if (tile > last) __trap();  // more draws than blocks + tiles: corrupted state, stop
-          if (tile == last) {
-            // the call's last draw (the others precede it in the header's coherence order):
-            // open the next epoch (tile_state.cuh)
-            single_pass::store_relaxed(state.header, static_cast<unsigned long long>(epoch + 1u) << 32);
-          }
-        }
+        const single_pass::ticket t = draw_persistent_ticket(state.header, tiles);
+        epoch = t.epoch;
+        tile = t.tile;
       } else if (k > 0) {
         tile = tiles;  // a single tile: no state, no tickets
       }

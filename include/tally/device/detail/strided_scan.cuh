@@ -165,15 +165,22 @@ TALLY_DEVICE TALLY_FORCEINLINE void clear_unused(const column_state<Acc>& state,
 // one; each slot reads column_deterministic_reads tiles a round.
 inline constexpr int column_deterministic_reads = 4;
 
-template <bool Deterministic, class Acc, class Op>
+// (K, the tiles a slot reads a round, and MaxSlots, a bound on slots that keeps the
+// unrolled fold short, are template parameters; tid is the
+// thread's index among the threads that call it together: threadIdx.x in the kernels
+// of this file, the lane in pipelined_columns.cuh's look-back warp.)
+template <bool Deterministic, int K = Deterministic ? column_deterministic_reads : 1, int MaxSlots = 32,
+          class Acc, class Op>
 TALLY_DEVICE TALLY_FORCEINLINE maybe<Acc> windowed_prefix(const column_state<Acc>& state, unsigned epoch,
                                                           std::int64_t t, std::int64_t chains, int W,
                                                           int slots, bool walks, const Acc& aggregate,
-                                                          maybe<Acc> prefix, Op& op) {
+                                                          maybe<Acc> prefix, Op& op,
+                                                          int tid = static_cast<int>(threadIdx.x)) {
   using single_pass::status_aggregate;
   using single_pass::status_inclusive;
   using single_pass::tile_status;
-  const int tid = static_cast<int>(threadIdx.x), lane = tid % 32;
+  static_assert(MaxSlots >= 1 && MaxSlots <= 32, "a column's slots lie in one warp");
+  const int lane = tid % 32;
   const int c = tid / slots, j = tid % slots;  // column c of the tile, slot j
   const int group_lane = lane - j;  // the column's first lane
   // Slot j reads the K tiles at window positions j * K .. j * K + K - 1 (position p:
@@ -181,7 +188,6 @@ TALLY_DEVICE TALLY_FORCEINLINE maybe<Acc> windowed_prefix(const column_state<Acc
   // the positions up to the nearest inclusive value, or (not deterministic) up to the
   // first one not published yet, then reads on from there; a deterministic round takes
   // all of them or none (then reads the same window again).
-  constexpr int K = Deterministic ? column_deterministic_reads : 1;
   const int window = slots * K;
   bool done = !walks;
   std::int64_t next = t - chains;
@@ -218,7 +224,7 @@ TALLY_DEVICE TALLY_FORCEINLINE maybe<Acc> windowed_prefix(const column_state<Acc
         // slots and their positions farthest first; unrolled, so that the shuffles do
         // not wait for the folds (only the operator chain is serial)
 #pragma unroll
-        for (int js = 31; js >= 0; --js) {
+        for (int js = MaxSlots - 1; js >= 0; --js) {
           if (js < slots) {  // warp-uniform: every lane shuffles
 #pragma unroll
             for (int i = K - 1; i >= 0; --i) {
@@ -232,13 +238,18 @@ TALLY_DEVICE TALLY_FORCEINLINE maybe<Acc> windowed_prefix(const column_state<Acc
       }
     } else {
       // up to the first waiting position, or through the nearest inclusive one; folded
-      // with the earlier (farther) operand first: after the steps, slot 0 holds
-      // value[take - 1] op ... op value[0]
+      // with the earlier (farther) operand first: each slot its own positions below take,
+      // then the slots' folds pairwise, so that after the steps slot 0 holds
+      // value[take - 1] op ... op value[0] (positions across the slots)
       take = found ? first_inclusive + 1 : first_waiting;
+#pragma unroll
+      for (int i = 1; i < K; ++i) {
+        if (j * K + i < take) folded = static_cast<Acc>(op(value[i], folded));
+      }
       for (int d = 1; d < slots; d *= 2) {
         const Acc farther = warp::detail::shuffle_words(
             folded, [d](unsigned w) { return __shfl_down_sync(warp::full_mask, w, d); });
-        if (j + d < take) folded = static_cast<Acc>(op(farther, folded));
+        if ((j + d) * K < take) folded = static_cast<Acc>(op(farther, folded));
       }
       folded = warp::shuffle_index(folded, group_lane);
     }

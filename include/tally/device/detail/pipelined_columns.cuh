@@ -1,0 +1,447 @@
+// tally/device/detail/pipelined_columns.cuh -- the batched scan along a non-last axis of
+// rows of exactly 128 bytes in few, long lines, e.g. (2^20, 32) int32 along axis 0:
+// strided_scan.cuh's column tiles on pipelined_scan.cuh's pipeline.
+//
+// Why. columns_kernel (strided_scan.cuh) runs one block per tile: the block loads its
+// tile, waits for every column's prefix, then stores, and holds the tile all the while.
+// On one long chain of tiles ((2^20, 32) int32 along axis 0: 4096 tiles of 256 rows, each
+// below the one before) it takes 1.7x the time of a copy of the same bytes
+// (docs/perf-notes.md, "The batched scans along axis 0"); the plain scan's persistent,
+// pipelined kernel took the same step at large n from about 1.27x to 1.07x. Here the
+// blocks are persistent and a block scans its next tile while its look-back warp finds
+// the column prefixes of the one before: (2^20, 32) int32 1.30-1.31x the copy, (2^20,
+// 16) int64 1.29x (docs/perf-notes.md, "Version 9"). pipelined_scan.cuh's banner explains
+// the pipeline (the producer, the compute warps' steps a-c, the look-back warp), its
+// mbarriers, the memory ordering inside the block and why it cannot deadlock; this kernel
+// runs the same steps, and this banner says only what differs.
+//
+// A tile's total is not one value but one per column: W = 128 bytes / sizeof(Acc)
+// columns (32 4-byte or 16 8-byte ones), a row of the array being one 128-byte line.
+//   - A tile is 256 consecutive rows of one outer slice, 32 KiB, contiguous in memory:
+//     the producer copies it with one bulk copy, as in pipelined_scan.cuh. A partial last
+//     chunk of a line (rows past its end) is loaded by the compute threads themselves,
+//     the last row repeated (defined padding, never stored). Tiles are strided_scan.cuh's
+//     column_geometry with 8 column words; tickets are chunk-major as there, so the tile
+//     above a tile always holds an earlier ticket (the induction of pipelined_scan.cuh's
+//     banner holds for the tiles of a chain as for those of a line).
+//   - A compute thread owns one 16-byte column word of 8 consecutive rows (thread tid:
+//     word tid % 8, run tid / 8; a warp holds four runs, 32 rows). Step a: it scans its
+//     rows down, then the runs across the warp (shuffles), and writes the warp-local
+//     values back to the stage (the write-back scan: nothing per row lives in registers
+//     from a tile's scan to its store); the warp's column totals go to shared memory.
+//   - Step b, warp 0: lane c folds column c's warp totals in warp order (the tile's
+//     column aggregate, and each warp's exclusive prefix within the tile) and publishes
+//     descriptor t * W + c (packed, as in strided_scan.cuh); chunk 0 publishes its
+//     inclusive value at once. Every lane of warp 0 arrives on AGGREGATED (each lane
+//     wrote its own column's slots).
+//   - The look-back warp: strided_scan.cuh's windowed_prefix, 32 / W lanes per column,
+//     each reading `lookback_reads` tiles above a round (a window of 4 tiles for 4-byte
+//     values, 8 for 8-byte ones), walking on past aggregates (not deterministic: below). Every lane arrives on
+//     PREFIXED (each wrote its column's prefix).
+//   - Step c: each thread's prefix is its column's (from the look-back warp), then its
+//     warp's within the tile; it reads its rows back, adds it and stores them.
+// Descriptors: tiles * W, each written by every tile, so the clearing rule of
+// tile_state.cuh holds; every 2^29 calls the producers zero the rest of the capacity.
+//
+// Not deterministic for floats: where the walk stops depends on timing. With
+// options.deterministic, values whose operator is not exact keep columns_kernel's
+// deterministic mode: the deterministic window here (a look-back waits in a window
+// until it holds an inclusive tile) took 5.1-5.2x the copy on one chain, against
+// columns_kernel's 3.8-4.0x (docs/perf-notes.md, "Version 9").
+//
+// Applies (takes, below) to 16-byte aligned pointers to 4- and 8-byte values in rows of
+// exactly 128 bytes (inner == W), lines longer than one tile, at most max_chains
+// lines and at least min_bytes of data; anything else keeps strided_scan.cuh
+// (with rows of several lines, e.g. (16384, 4096) along axis 0, 128 chains of 32-column
+// tiles, a version that copied a tile row by row was no faster than columns_kernel: 1.22x
+// the copy against 1.21x, with 16-byte cp.async copies; 2.1x with a bulk copy a row).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include <cuda_runtime.h>
+
+#include "tally/core/error.hpp"
+#include "tally/core/options.hpp"
+#include "tally/device/detail/cuda_check.cuh"
+#include "tally/device/detail/occupancy.cuh"
+#include "tally/device/detail/pipelined_scan.cuh"
+#include "tally/device/detail/single_pass_scan.cuh"
+#include "tally/device/detail/storage.cuh"
+#include "tally/device/detail/strided_scan.cuh"
+#include "tally/device/detail/tile_state.cuh"
+#include "tally/warp/warp_scan.cuh"
+
+namespace tally::detail::pipelined_columns {
+
+using single_pass::maybe;
+using single_pass::then;
+using strided::column_state;
+
+inline constexpr int compute_threads = strided::threads;  // 8 compute warps
+inline constexpr int kernel_threads = compute_threads + 64;  // + the producer and look-back warps
+inline constexpr int compute_warps = compute_threads / 32;
+inline constexpr int words = 8;  // 16-byte column words per row: one 128-byte line
+inline constexpr int run_rows = strided::column_rows;  // 8 rows a thread
+inline constexpr int tile_rows = compute_threads / words * run_rows;  // 256
+inline constexpr int stages = 2;
+inline constexpr unsigned stage_bytes = tile_rows * 128u;  // 32 KiB
+
+template <class Acc>
+inline constexpr int vec = static_cast<int>(16 / sizeof(Acc));
+template <class Acc>
+inline constexpr int width = words * vec<Acc>;  // W: columns per tile
+// look-back lanes per column, and the tiles each reads a round. Measured, one chain of
+// (2^20, W) along axis 0 (docs/perf-notes.md, "Version 9"; x the copy): int32 reading 1,
+// 2, 4 or 8 tiles a lane 1.81-1.82x, 1.49x, 1.30-1.31x, 1.31x; int64 (two lanes a
+// column) 1.50-1.51x, 1.35-1.36x, 1.29x, 1.32-1.33x; in 64 lines 1 to 4 tiles the same
+// (1.13-1.16x), 8 slower (1.19-1.21x).
+template <class Acc>
+inline constexpr int slots = 32 / width<Acc>;
+inline constexpr int lookback_reads = 4;
+
+// From this many bytes of data on: at 16 MiB (2^17 rows of 32 int32) 2.14-2.15x the copy
+// against columns_kernel's 2.45-2.48x (at 8 MiB 2.27-2.29x against 2.36-2.37x).
+inline constexpr std::int64_t min_bytes = std::int64_t{1} << 24;
+// Lines (chains of tiles) at most: the most measured. 128 MiB of int32 in 2, 4, 8, 16
+// and 64 lines: 1.20-1.24x, 1.18-1.19x, 1.17-1.21x, 1.15-1.18x, 1.13-1.15x the copy,
+// against columns_kernel's 1.61-1.64x, 1.57x, 1.51-1.55x, 1.46-1.50x, 1.29-1.33x.
+inline constexpr std::int64_t max_chains = 64;
+
+template <class Acc, class In, class Out>
+bool takes(In in, Out out, std::int64_t outer, std::int64_t len, std::int64_t inner, const options& o) {
+  if constexpr (strided::columns_take_v<Acc, In, Out>) {
+    if (o.deterministic && !single_pass::exact_values<Acc>::value) return false;
+    return inner == width<Acc> && outer <= max_chains && len > tile_rows &&
+           outer * len * inner >= min_bytes / static_cast<std::int64_t>(sizeof(Acc)) &&
+           single_pass::aligned_16(in) && single_pass::aligned_16(out);
+  } else {
+    (void)in, (void)out, (void)outer, (void)len, (void)inner, (void)o;
+    return false;
+  }
+}
+
+// Where tile t lies: row chunk t / chains of line (outer slice) t % chains (rows of
+// W columns: one column group, chains == outer).
+struct tile_place {
+  std::int64_t chunk, slice;
+};
+TALLY_DEVICE TALLY_FORCEINLINE tile_place place_of(std::int64_t t, const strided::column_geometry& g) {
+  const std::int64_t chunk = t / g.chains;
+  return {chunk, t - chunk * g.chains};
+}
+// The tile's first element; its rows follow contiguously, W elements each.
+TALLY_DEVICE TALLY_FORCEINLINE std::int64_t tile_origin(const tile_place& p, const strided::column_geometry& g) {
+  return (p.slice * g.len + p.chunk * tile_rows) * g.inner;
+}
+
+// Launch bounds: 3 blocks per SM, what shared memory allows (two 32 KiB stages a block),
+// as for pipelined_kernel.
+template <bool Exclusive, int Reads, class Acc, class Op, class Hook>
+__global__ void __launch_bounds__(kernel_threads, 3)
+    pipelined_columns_kernel(const Acc* in, Acc* out, strided::column_geometry g,
+                             seed_value<Acc, Exclusive> seed, Op op, column_state<Acc> state,
+                             Hook hook) {
+  using pipelined::compute_barrier;
+  using pipelined::mbarrier_arrive;
+  using pipelined::mbarrier_wait;
+  using single_pass::make_tag;
+  using single_pass::status_aggregate;
+  using single_pass::status_inclusive;
+  constexpr int W = width<Acc>, Vec = vec<Acc>, Rows = run_rows, warps = compute_warps;
+  using vector = single_pass::vector_of<Acc, Vec>;
+  extern __shared__ __align__(128) unsigned char ring[];  // `stages` tiles, row-major
+  __shared__ unsigned long long full[stages];        // a stage's tile has landed
+  __shared__ unsigned long long empty[stages];       // the compute threads are done with it
+  __shared__ unsigned long long aggregated[stages];  // warp 0 has the column aggregates
+  __shared__ unsigned long long prefixed[stages];    // the look-back warp has the prefixes
+  __shared__ std::int64_t stage_tile[stages];        // its tile index, -1: no more tiles
+  __shared__ unsigned stage_epoch[stages];
+  __shared__ std::int64_t lookback_tile[stages];     // warp 0 -> the look-back warp
+  __shared__ unsigned lookback_epoch[stages];
+  __shared__ block::detail::uninitialized_array<Acc, stages * W> stage_aggregate;  // [stage][column]
+  __shared__ block::detail::uninitialized_array<Acc, stages * W> stage_prefix;     // [stage][column]
+  __shared__ bool stage_has_prefix[stages];  // false: chunk 0 of an inclusive scan
+  // [stage][warp][column]: a warp's column totals; the warps' before it within the tile
+  __shared__ block::detail::uninitialized_array<Acc, stages * warps * W> warp_totals;
+  __shared__ block::detail::uninitialized_array<Acc, stages * warps * W> warp_exclusive;
+
+  const int lane = warp::lane_id();
+  const int warp_id = static_cast<int>(threadIdx.x) / 32;
+  const std::int64_t tiles = g.tiles;
+  const auto stage = [&](int s) {
+    return reinterpret_cast<vector*>(ring + static_cast<std::size_t>(s) * stage_bytes);
+  };
+  const auto stage_of = [](std::int64_t k) { return static_cast<int>(k % stages); };
+  const auto parity_of = [](std::int64_t k) { return static_cast<unsigned>((k / stages) & 1); };
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < stages; ++s) {
+      pipelined::mbarrier_init(&full[s], 1);                // the producer's lane 0 (+ the bytes)
+      pipelined::mbarrier_init(&empty[s], compute_threads);  // every compute thread's
+      pipelined::mbarrier_init(&aggregated[s], 32);         // every lane of warp 0
+      pipelined::mbarrier_init(&prefixed[s], 32);           // every lane of the look-back warp
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();  // nobody uses a barrier before it is initialised
+
+  // ---- the producer: one lane ----
+  if (warp_id == warps) {
+    if (lane != 0) return;
+    for (std::int64_t k = 0;; ++k) {
+      const int s = stage_of(k);
+      if (k >= stages) mbarrier_wait(&empty[s], parity_of(k - stages));
+      const single_pass::ticket t = pipelined::draw_persistent_ticket(state.header, tiles);
+      if (t.tile >= tiles) {
+        stage_tile[s] = -1;
+        mbarrier_arrive(&full[s]);
+        // every 2^29 calls: the descriptors past this call's (pipelined_kernel's rule)
+        if (single_pass::is_clearing_epoch(t.epoch)) {
+          for (std::int64_t i = tiles * W + blockIdx.x; i < state.capacity; i += gridDim.x) {
+            state.descriptors.clear(i);
+          }
+        }
+        return;
+      }
+      hook(t.tile, blockIdx.x);
+      stage_tile[s] = t.tile;
+      stage_epoch[s] = t.epoch;
+      const tile_place p = place_of(t.tile, g);
+      if (p.chunk * tile_rows + tile_rows <= g.len) {  // a full tile (a partial one: no copy)
+        // the tile's rows are contiguous (inner == W): one copy; the bytes announced
+        // before the copy can complete them
+        pipelined::mbarrier_expect(&full[s], stage_bytes);
+        pipelined::bulk_copy(stage(s), in + tile_origin(p, g), stage_bytes, &full[s]);
+      }
+      mbarrier_arrive(&full[s]);  // after the tile's index and its copy
+    }
+  }
+
+  // ---- the look-back warp: lane = slot j of column c ----
+  if (warp_id == warps + 1) {
+    constexpr int S = slots<Acc>;
+    const int c = lane / S, j = lane % S;
+    for (std::int64_t k = 0;; ++k) {
+      const int s = stage_of(k);
+      mbarrier_wait(&aggregated[s], parity_of(k));
+      const std::int64_t tile = lookback_tile[s];
+      if (tile < 0) return;
+      const unsigned epoch = lookback_epoch[s];
+      const Acc aggregate = stage_aggregate[s * W + c];
+      // the block's next tile has landed (or there is none): pipelined_kernel's reason
+      mbarrier_wait(&full[stage_of(k + 1)], parity_of(k + 1));
+      const std::int64_t chunk = tile / g.chains;
+      maybe<Acc> prefix{aggregate, false};
+      if constexpr (Exclusive) {
+        if (chunk == 0) prefix = {seed.value, true};
+      }
+      // (chunk is the same in every lane: the loop inside is warp-uniform)
+      prefix = strided::windowed_prefix<false, Reads, S>(
+          state, epoch, tile, g.chains, W, S, chunk > 0, aggregate, prefix, op, lane);
+      if (chunk > 0 && j == 0) {
+        state.descriptors.store(tile * W + c, make_tag(epoch, status_inclusive),
+                                static_cast<Acc>(op(prefix.value, aggregate)));
+      }
+      // the slots' previous values were read by every compute thread before it arrived
+      // on the EMPTY barrier of tile k - stages
+      if (k >= stages) mbarrier_wait(&empty[s], parity_of(k - stages));
+      if (j == 0) stage_prefix[s * W + c] = prefix.value;
+      if (lane == 0) stage_has_prefix[s] = prefix.present;
+      mbarrier_arrive(&prefixed[s]);
+    }
+  }
+
+  // ---- the compute warps ----
+  const int tid = static_cast<int>(threadIdx.x);
+  const int word = tid % words, run = tid / words;  // run: 8 rows from row run * 8
+  const int run_in_warp = lane / words;             // 0..3
+
+  // step c for the block's k-th tile
+  const auto store_tile = [&](std::int64_t k, std::int64_t tile) {
+    const int s = stage_of(k);
+    mbarrier_wait(&prefixed[s], parity_of(k));
+    const tile_place p = place_of(tile, g);
+    maybe<Acc> prefix[Vec];
+#pragma unroll
+    for (int v = 0; v < Vec; ++v) {
+      const int column = word * Vec + v;
+      prefix[v] = {stage_prefix[s * W + column], stage_has_prefix[s]};
+      if (warp_id > 0) prefix[v] = then(prefix[v], warp_exclusive[(s * warps + warp_id) * W + column], op);
+    }
+    const vector* staged = stage(s);
+    Acc* to = out + tile_origin(p, g) + word * Vec;
+    const std::int64_t rows_left = g.len - p.chunk * tile_rows - run * Rows;
+#pragma unroll
+    for (int r = 0; r < Rows; ++r) {
+      const vector local = staged[(run * Rows + r) * words + word];
+      Acc x[Vec];
+#pragma unroll
+      for (int v = 0; v < Vec; ++v) {
+        x[v] = prefix[v].present ? static_cast<Acc>(op(prefix[v].value, local.v[v])) : local.v[v];
+        if constexpr (Exclusive) {
+          if (r == 0 && run_in_warp == 0) x[v] = prefix[v].value;  // the warp's first row: no local value
+        }
+      }
+      if (r < rows_left) single_pass::store_vector<Vec>(to, (std::int64_t{run} * Rows + r) * g.inner, x);
+    }
+    // as in pipelined_kernel: the generic-proxy writes of the stage before the next bulk
+    // copy into it (async proxy), then this thread's arrival
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    mbarrier_arrive(&empty[s]);
+  };
+
+  std::int64_t previous = -1;
+  std::int64_t k = 0;
+  for (;; ++k) {
+    const int s = stage_of(k);
+    mbarrier_wait(&full[s], parity_of(k));
+    const std::int64_t tile = stage_tile[s];
+    if (tile < 0) {
+      if (warp_id == 0) {  // no more tiles: tell the look-back warp
+        if (lane == 0) lookback_tile[s] = -1;
+        mbarrier_arrive(&aggregated[s]);
+      }
+      break;
+    }
+    const unsigned epoch = stage_epoch[s];
+    const tile_place p = place_of(tile, g);
+    vector* staged = stage(s);
+
+    // a. this thread's rows (from the stage, or, in a partial chunk, from memory with the
+    //    last row repeated), scanned down, then across the warp's runs
+    Acc x[Rows][Vec];
+    const std::int64_t row0 = p.chunk * tile_rows + run * Rows;
+    if (p.chunk * tile_rows + tile_rows <= g.len) {
+#pragma unroll
+      for (int r = 0; r < Rows; ++r) {
+        const vector v = staged[(run * Rows + r) * words + word];
+#pragma unroll
+        for (int i = 0; i < Vec; ++i) x[r][i] = v.v[i];
+      }
+    } else {
+      const Acc* from = in + p.slice * g.len * g.inner + word * Vec;
+#pragma unroll
+      for (int r = 0; r < Rows; ++r) {
+        const std::int64_t row = row0 + r < g.len ? row0 + r : g.len - 1;
+        single_pass::load_vector<Vec>(from, row * g.inner, x[r]);
+      }
+    }
+#pragma unroll
+    for (int r = 1; r < Rows; ++r) {
+#pragma unroll
+      for (int i = 0; i < Vec; ++i) x[r][i] = static_cast<Acc>(op(x[r - 1][i], x[r][i]));
+    }
+    // the runs' inclusive totals across the warp (Kogge-Stone over the 4 runs of this
+    // column word, shuffles `words` lanes apart), then each run's exclusive one
+    Acc run_total[Vec], run_exclusive[Vec];
+#pragma unroll
+    for (int i = 0; i < Vec; ++i) run_total[i] = x[Rows - 1][i];
+#pragma unroll
+    for (int d = 1; d < 32 / words; d *= 2) {
+#pragma unroll
+      for (int i = 0; i < Vec; ++i) {
+        const Acc earlier = warp::shuffle_up(run_total[i], static_cast<unsigned>(words * d));
+        if (run_in_warp >= d) run_total[i] = static_cast<Acc>(op(earlier, run_total[i]));
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < Vec; ++i) run_exclusive[i] = warp::shuffle_up(run_total[i], static_cast<unsigned>(words));
+    // the warp's column totals: the last run's inclusive totals (this stage's slots:
+    // written again for tile k + stages, after the barrier of tile k + 1, which warp 0
+    // passes after reading these in its step b)
+    if (run_in_warp == 32 / words - 1) {
+#pragma unroll
+      for (int i = 0; i < Vec; ++i) warp_totals[(s * warps + warp_id) * W + word * Vec + i] = run_total[i];
+    }
+    // the warp-local values back to the stage: each row's inclusive value within the warp
+    // (the runs above in the warp, then the run's rows up to it); exclusive: the one of the
+    // row before, and in a run's first row the run's exclusive total (none in the warp's
+    // very first row: store_tile puts the warp's prefix there)
+#pragma unroll
+    for (int r = 0; r < Rows; ++r) {
+#pragma unroll
+      for (int i = 0; i < Vec; ++i) {
+        if (run_in_warp > 0) x[r][i] = static_cast<Acc>(op(run_exclusive[i], x[r][i]));
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < Rows; ++r) {
+      vector v;
+#pragma unroll
+      for (int i = 0; i < Vec; ++i) {
+        if constexpr (Exclusive) {
+          v.v[i] = r > 0 ? x[r - 1][i] : run_exclusive[i];
+        } else {
+          v.v[i] = x[r][i];
+        }
+      }
+      staged[(run * Rows + r) * words + word] = v;
+    }
+    compute_barrier<compute_threads>();  // the warp totals are stored before warp 0 reads them
+
+    // b. warp 0, lane c: column c's aggregate and the warps' prefixes within the tile
+    //    (this stage's slots: written again for tile k + stages, after that tile's
+    //    barrier, which every warp passes after its step c for tile k)
+    if (warp_id == 0) {
+      if (lane < W) {
+        Acc total[warps];
+#pragma unroll
+        for (int w = 0; w < warps; ++w) total[w] = warp_totals[(s * warps + w) * W + lane];
+        Acc aggregate = total[0];
+#pragma unroll
+        for (int w = 1; w < warps; ++w) {
+          warp_exclusive[(s * warps + w) * W + lane] = aggregate;
+          aggregate = static_cast<Acc>(op(aggregate, total[w]));
+        }
+        if (p.chunk == 0) {
+          Acc inclusive = aggregate;
+          if constexpr (Exclusive) inclusive = static_cast<Acc>(op(seed.value, aggregate));
+          state.descriptors.store(tile * W + lane, make_tag(epoch, status_inclusive), inclusive);
+        } else {
+          state.descriptors.store(tile * W + lane, make_tag(epoch, status_aggregate), aggregate);
+        }
+        // read by the look-back warp before it arrives on PREFIXED, which this thread's
+        // step c for tile k waits for before the slot is written again (tile k + stages)
+        stage_aggregate[s * W + lane] = aggregate;
+      }
+      if (lane == 0) {
+        lookback_tile[s] = tile;
+        lookback_epoch[s] = epoch;
+      }
+      mbarrier_arrive(&aggregated[s]);
+    }
+
+    // c. the previous tile
+    if (previous >= 0) store_tile(k - 1, previous);
+    previous = tile;
+  }
+  // the last tile's warp prefixes were written after the last barrier (pipelined_kernel)
+  compute_barrier<compute_threads>();
+  if (previous >= 0) store_tile(k - 1, previous);
+}
+
+// One scan of a (outer, len, inner) array along its middle axis (takes: checked by the
+// caller; inner == W, len > 0): the descriptors in the stream's packed state (strided_scan.cuh's), one launch
+// of persistent blocks, as many as the device holds at once, at most one a tile.
+template <bool Exclusive, class Acc, class Op, class Hook = single_pass::no_stall,
+          int Reads = lookback_reads>
+void scan(const char* function, const Acc* in, Acc* out, std::int64_t outer, std::int64_t len,
+          std::int64_t inner, seed_value<Acc, Exclusive> seed, Op op, const options& o, Hook hook = {}) {
+  static_assert(single_pass::vectorisable_v<Acc>, "the pipelined columns take 4- and 8-byte values");
+  const strided::column_geometry g = strided::make_column_geometry<Acc>(outer, len, inner, words);
+  if (g.tiles > 0x7fffffff) throw_invalid(function, "shape", "needs more than 2^31 - 1 tiles");
+  constexpr auto kernel = pipelined_columns_kernel<Exclusive, Reads, Acc, Op, Hook>;
+  constexpr std::size_t ring = std::size_t{stages} * stage_bytes;
+  single_pass::with_tile_state<Acc, strided::columns_spacing>(
+      function, "(none: batched scans take no caller storage)", g.tiles * g.width, 0, o,
+      [&](column_state<Acc> state) {
+        const int resident = resident_grid<kernel>(kernel_threads, function, ring);
+        const auto grid = static_cast<unsigned>(g.tiles < resident ? g.tiles : resident);
+        kernel<<<grid, kernel_threads, ring, o.stream>>>(in, out, g, seed, op, state, hook);
+        TALLY_CUDA_CHECK_LAUNCH("pipelined_columns_kernel", function);
+      });
+}
+
+}  // namespace tally::detail::pipelined_columns
