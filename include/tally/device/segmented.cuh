@@ -57,7 +57,7 @@
 //   of all columns side by side with a look-back per column (device/detail/
 //   strided_scan.cuh; two 4-byte columns: a scan of 8-byte column pairs; lines of at most
 //   32 elements: one thread per line, or per 16-byte word of four 4-byte lines; rows of
-//   exactly 128 bytes in at most 8 long lines, from 16 MiB on: persistent blocks that
+//   exactly 128 bytes in at most 64 long lines, from 16 MiB on: persistent blocks that
 //   scan a tile while looking back for the one before, device/detail/pipelined_columns.cuh).
 //   Launches per call: one for flags, keys, batched and, with the tile kernel, the offsets
 //   forms and segmented_reduce (plus the first-call growth of the per-stream state buffer,
