@@ -9,8 +9,8 @@
 // (docs/perf-notes.md, "The batched scans along axis 0"); the plain scan's persistent,
 // pipelined kernel took the same step at large n from about 1.27x to 1.07x. Here the
 // blocks are persistent and a block scans its next tile while its look-back warp finds
-// the column prefixes of the one before: (2^20, 32) int32 1.30-1.31x the copy, (2^20,
-// 16) int64 1.29x (docs/perf-notes.md, "Version 9"). pipelined_scan.cuh's banner explains
+// the column prefixes of the one before: (2^20, 32) int32 1.22x the copy, (2^20, 16)
+// int64 1.20x (docs/perf-notes.md, "Version 10"). pipelined_scan.cuh's banner explains
 // the pipeline (the producer, the compute warps' steps a-c, the look-back warp), its
 // mbarriers, the memory ordering inside the block and why it cannot deadlock; this kernel
 // runs the same steps, and this banner says only what differs.
@@ -36,8 +36,10 @@
 //     wrote its own column's slots).
 //   - The look-back warp: strided_scan.cuh's windowed_prefix, 32 / W lanes per column,
 //     each reading `lookback_reads` tiles above a round (a window of 4 tiles for 4-byte
-//     values, 8 for 8-byte ones), walking on past aggregates (not deterministic: below). Every lane arrives on
-//     PREFIXED (each wrote its column's prefix).
+//     values, 8 for 8-byte ones), walking on past aggregates (not deterministic: below).
+//     It starts as soon as warp 0 hands it the tile, not when the block's next tile has
+//     landed as in pipelined_scan.cuh (the look-back warp below says why). Every lane
+//     arrives on PREFIXED (each wrote its column's prefix).
 //   - Step c: each thread's prefix is its column's (from the look-back warp), then its
 //     warp's within the tile; it reads its rows back, adds it and stores them.
 // Descriptors: tiles * W, each written by every tile, so the clearing rule of
@@ -230,8 +232,13 @@ __global__ void __launch_bounds__(kernel_threads, 3)
       if (tile < 0) return;
       const unsigned epoch = lookback_epoch[s];
       const Acc aggregate = stage_aggregate[s * W + c];
-      // the block's next tile has landed (or there is none): pipelined_kernel's reason
-      mbarrier_wait(&full[stage_of(k + 1)], parity_of(k + 1));
+      // At once, unlike pipelined_kernel's look-back warp, which first waits until the
+      // block's next tile has landed (its predecessors have had that long to publish).
+      // On one chain of tiles that wait is what made the frontier of inclusive tiles lag:
+      // the next tile lands about 6 us after the aggregate (its copy starts only when the
+      // tile before this one is stored), and every look-back after walks further. Started
+      // at once: (2^20, 32) int32 1.22x the copy, against 1.30-1.33x with the wait
+      // (docs/perf-notes.md, "Version 10").
       const std::int64_t chunk = tile / g.chains;
       maybe<Acc> prefix{aggregate, false};
       if constexpr (Exclusive) {
