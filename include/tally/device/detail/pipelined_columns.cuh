@@ -9,8 +9,8 @@
 // (docs/perf-notes.md, "The batched scans along axis 0"); the plain scan's persistent,
 // pipelined kernel took the same step at large n from about 1.27x to 1.07x. Here the
 // blocks are persistent and a block scans its next tile while its look-back warp finds
-// the column prefixes of the one before: (2^20, 32) int32 1.22x the copy, (2^20, 16)
-// int64 1.20x (docs/perf-notes.md, "Version 10"). pipelined_scan.cuh's banner explains
+// the column prefixes of the one before: (2^20, 32) int32 1.22-1.24x the copy, (2^20,
+// 16) int64 1.20-1.21x (docs/perf-notes.md, "Version 10"). pipelined_scan.cuh's banner explains
 // the pipeline (the producer, the compute warps' steps a-c, the look-back warp), its
 // mbarriers, the memory ordering inside the block and why it cannot deadlock; this kernel
 // runs the same steps, and this banner says only what differs.
@@ -237,7 +237,7 @@ __global__ void __launch_bounds__(kernel_threads, 3)
       // On one chain of tiles that wait is what made the frontier of inclusive tiles lag:
       // the next tile lands about 6 us after the aggregate (its copy starts only when the
       // tile before this one is stored), and every look-back after walks further. Started
-      // at once: (2^20, 32) int32 1.22x the copy, against 1.30-1.33x with the wait
+      // at once: (2^20, 32) int32 1.22-1.24x the copy, against 1.30-1.33x with the wait
       // (docs/perf-notes.md, "Version 10").
       const std::int64_t chunk = tile / g.chains;
       maybe<Acc> prefix{aggregate, false};
