@@ -179,46 +179,27 @@ __global__ void __launch_bounds__(kernel_threads, 3)
   const auto parity_of = [](std::int64_t k) { return static_cast<unsigned>((k / stages) & 1); };
 
   if (threadIdx.x == 0) {
-    for (int s = 0; s < stages; ++s) {
-      pipelined::mbarrier_init(&full[s], 1);                // the producer's lane 0 (+ the bytes)
-      pipelined::mbarrier_init(&empty[s], compute_threads);  // every compute thread's
-      pipelined::mbarrier_init(&aggregated[s], 32);         // every lane of warp 0
-      pipelined::mbarrier_init(&prefixed[s], 32);           // every lane of the look-back warp
-    }
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    // AGGREGATED: every lane of warp 0; PREFIXED: every lane of the look-back warp
+    pipelined::init_ring_barriers<stages>(full, empty, aggregated, prefixed, compute_threads, 32);
   }
   __syncthreads();  // nobody uses a barrier before it is initialised
 
-  // ---- the producer: one lane ----
+  // ---- the producer: one lane (pipelined_scan.cuh's; descriptors: tiles * W) ----
   if (warp_id == warps) {
-    if (lane != 0) return;
-    for (std::int64_t k = 0;; ++k) {
-      const int s = stage_of(k);
-      if (k >= stages) mbarrier_wait(&empty[s], parity_of(k - stages));
-      const single_pass::ticket t = pipelined::draw_persistent_ticket(state.header, tiles);
-      if (t.tile >= tiles) {
-        stage_tile[s] = -1;
-        mbarrier_arrive(&full[s]);
-        // every 2^29 calls: the descriptors past this call's (pipelined_kernel's rule)
-        if (single_pass::is_clearing_epoch(t.epoch)) {
-          for (std::int64_t i = tiles * W + blockIdx.x; i < state.capacity; i += gridDim.x) {
-            state.descriptors.clear(i);
-          }
-        }
-        return;
-      }
-      hook(t.tile, blockIdx.x);
-      stage_tile[s] = t.tile;
-      stage_epoch[s] = t.epoch;
-      const tile_place p = place_of(t.tile, g);
-      if (p.chunk * tile_rows + tile_rows <= g.len) {  // a full tile (a partial one: no copy)
-        // the tile's rows are contiguous (inner == W): one copy; the bytes announced
-        // before the copy can complete them
+    const auto fill = [&](int s, std::int64_t tile) {
+      hook(tile, blockIdx.x);
+      const tile_place p = place_of(tile, g);
+      // a full tile: its rows are contiguous (inner == W), one copy; the bytes announced
+      // before the copy can complete them (a partial one: no copy)
+      if (p.chunk * tile_rows + tile_rows <= g.len) {
         pipelined::mbarrier_expect(&full[s], stage_bytes);
         pipelined::bulk_copy(stage(s), in + tile_origin(p, g), stage_bytes, &full[s]);
       }
-      mbarrier_arrive(&full[s]);  // after the tile's index and its copy
+    };
+    if (lane == 0) {
+      pipelined::run_producer<stages>(state, tiles, tiles * W, full, empty, stage_tile, stage_epoch, fill);
     }
+    return;
   }
 
   // ---- the look-back warp: lane = slot j of column c ----

@@ -407,7 +407,7 @@ struct plain_tiles {
 // count is a tile, or >= tiles when they are used up. A block draws until it meets the
 // latter, exactly once, so a call draws tiles + gridDim.x tickets, and the draw of the last
 // of them opens the next epoch (the other draws precede it in the header's coherence
-// order; tile_state.cuh). Also pipelined_columns.cuh's.
+// order; tile_state.cuh). Drawn by run_producer below.
 TALLY_DEVICE inline single_pass::ticket draw_persistent_ticket(unsigned long long* header,
                                                               std::int64_t tiles) {
   const unsigned long long word = single_pass::take_ticket(header);
@@ -419,6 +419,72 @@ TALLY_DEVICE inline single_pass::ticket draw_persistent_ticket(unsigned long lon
     if (t.tile == last) single_pass::store_relaxed(header, static_cast<unsigned long long>(t.epoch + 1u) << 32);
   }
   return t;
+}
+
+// The ring's four barriers per stage, initialised by thread 0 (the caller then passes
+// a __syncthreads before anyone uses them): FULL completes on the producer's arrival plus
+// the bytes of the stage's bulk copies, EMPTY on every compute thread's, AGGREGATED on
+// `handover_arrivals` of warp 0 (its lane 0 here, every lane in pipelined_columns.cuh),
+// PREFIXED on as many of the look-back warp. Also pipelined_columns.cuh's.
+template <int Stages>
+TALLY_DEVICE TALLY_FORCEINLINE void init_ring_barriers(unsigned long long* full, unsigned long long* empty,
+                                                       unsigned long long* aggregated,
+                                                       unsigned long long* prefixed,
+                                                       unsigned compute_threads,
+                                                       unsigned handover_arrivals) {
+  for (int s = 0; s < Stages; ++s) {
+    mbarrier_init(&full[s], 1);
+    mbarrier_init(&empty[s], compute_threads);
+    mbarrier_init(&aggregated[s], handover_arrivals);
+    mbarrier_init(&prefixed[s], handover_arrivals);
+  }
+  // the initialised barriers are visible to the other threads (and the copy engine)
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+
+// The producer of a persistent block, one lane. The block's k-th tile (k = 0, 1, ...)
+// uses stage k % Stages: the producer waits until the compute threads stored the stage's
+// previous tile (EMPTY), draws a ticket, writes the tile's index and epoch to the stage's
+// slots, calls fill(stage, tile) (the tile's copy, what else the stage holds) and arrives
+// on FULL. When the tickets are used up it writes -1 (no more tiles) instead, arrives,
+// and returns; every 2^29 calls it first zeroes its share of the descriptors from `used`
+// to the state's capacity (tile_state.cuh): this call reads only those below `used`, so
+// nobody reads these concurrently, and the next call on the state starts after this
+// kernel ends. A single tile draws no ticket (its state is not used). Also
+// pipelined_columns.cuh's.
+template <int Stages, class State, class Fill>
+TALLY_DEVICE TALLY_FORCEINLINE void run_producer(const State& state, std::int64_t tiles, std::int64_t used,
+                                                 unsigned long long* full, unsigned long long* empty,
+                                                 std::int64_t* stage_tile, unsigned* stage_epoch,
+                                                 Fill fill) {
+  for (std::int64_t k = 0;; ++k) {
+    const int s = static_cast<int>(k % Stages);
+    // stage s again: its previous tile (k - Stages) is stored
+    if (k >= Stages) mbarrier_wait(&empty[s], static_cast<unsigned>(((k - Stages) / Stages) & 1));
+    std::int64_t tile = 0;
+    unsigned epoch = 0;
+    if (tiles > 1) {
+      const single_pass::ticket t = draw_persistent_ticket(state.header, tiles);
+      epoch = t.epoch;
+      tile = t.tile;
+    } else if (k > 0) {
+      tile = tiles;  // a single tile: no state, no tickets
+    }
+    if (tile >= tiles) {
+      stage_tile[s] = -1;
+      mbarrier_arrive(&full[s]);
+      if (tiles > 1 && single_pass::is_clearing_epoch(epoch)) {
+        for (std::int64_t i = used + blockIdx.x; i < state.capacity; i += gridDim.x) {
+          state.descriptors.clear(i);
+        }
+      }
+      return;
+    }
+    stage_tile[s] = tile;
+    stage_epoch[s] = epoch;
+    fill(s, tile);
+    mbarrier_arrive(&full[s]);  // after the slots, the copies' start and the program's writes
+  }
 }
 
 // Protocol: decoupled_lookback's or chained's (publishes_aggregate, prefix_after_aggregate).
@@ -472,56 +538,22 @@ __global__ void __launch_bounds__(Tiles::tune.kernel_threads(), 3)
   const auto parity_of = [](std::int64_t k) { return static_cast<unsigned>((k / stages) & 1); };
 
   if (threadIdx.x == 0) {
-    for (int s = 0; s < stages; ++s) {
-      mbarrier_init(&full[s], 1);                      // the producer's (+ the copy's bytes)
-      mbarrier_init(&empty[s], Tune.compute_threads);  // every compute thread's
-      mbarrier_init(&aggregated[s], 1);                // warp 0's lane 0 (also at the end)
-      mbarrier_init(&prefixed[s], 1);                  // the look-back warp's lane 0
-    }
-    // the initialised barriers are visible to the other threads (and the copy engine)
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    // AGGREGATED: warp 0's lane 0 (also at the end); PREFIXED: the look-back warp's lane 0
+    init_ring_barriers<stages>(full, empty, aggregated, prefixed, Tune.compute_threads, 1);
   }
   __syncthreads();  // nobody uses a barrier before it is initialised
 
-  // ---- the producer: one lane ----
+  // ---- the producer: one lane (run_producer above) ----
   if (warp_id == warps) {
-    if (lane != 0) return;
-    for (std::int64_t k = 0;; ++k) {
-      const int s = stage_of(k);
-      // stage s again: wait until the compute threads stored its previous tile
-      if (k >= stages) mbarrier_wait(&empty[s], parity_of(k - stages));
-      std::int64_t tile = 0;
-      unsigned epoch = 0;
-      if (tiles > 1) {
-        const single_pass::ticket t = draw_persistent_ticket(state.header, tiles);
-        epoch = t.epoch;
-        tile = t.tile;
-      } else if (k > 0) {
-        tile = tiles;  // a single tile: no state, no tickets
-      }
-      if (tile >= tiles) {
-        stage_tile[s] = -1;
-        mbarrier_arrive(&full[s]);
-        // Every 2^29 calls: zero the descriptors past this call's tiles (tile_state.cuh),
-        // a share of them by each block's producer. This call reads only descriptors <
-        // tiles, so nobody reads these concurrently; the next call on the state starts
-        // after this kernel ends.
-        if (tiles > 1 && single_pass::is_clearing_epoch(epoch)) {
-          for (std::int64_t t = tiles + blockIdx.x; t < state.capacity; t += gridDim.x) {
-            state.descriptors.clear(t);
-          }
-        }
-        return;
-      }
+    const auto fill = [&](int s, std::int64_t tile) {
       hook(tile, blockIdx.x);
-      stage_tile[s] = tile;
-      stage_epoch[s] = epoch;
       const std::int64_t base = tile * L::tile_items;
       // (a partial tile: no copy, the compute threads load it)
       if (base + L::tile_items <= n) program.copy(stage(s), base, &full[s]);
       program.prepare(stage(s), tile);
-      mbarrier_arrive(&full[s]);  // after the copies started and the program's writes
-    }
+    };
+    if (lane == 0) run_producer<stages>(state, tiles, tiles, full, empty, stage_tile, stage_epoch, fill);
+    return;
   }
 
   // ---- the look-back warp ----
