@@ -64,6 +64,22 @@ struct stall {
   }
 };
 
+// The stalls every stall test runs over `tiles` tiles, each delaying for about 1 ms at
+// 1.8 GHz (a few microseconds in quick mode, which compute-sanitizer runs): the first
+// two tiles and one in the middle; the last two, tile 5 and block 0; only block
+// `lone_block` (all its tiles).
+inline std::vector<stall> stall_cases(std::int64_t tiles, unsigned lone_block) {
+  const long long cycles = quick() ? 20000 : 2000000;
+  return {{0, 1, tiles / 2, ~0u, cycles},
+          {tiles - 1, tiles - 2, 5, 0u, cycles},
+          {-1, -1, -1, lone_block, cycles}};
+}
+// The stall, for a test's trace.
+inline std::string describe(const stall& s) {
+  return "stall tiles " + std::to_string(s.tile_a) + "," + std::to_string(s.tile_b) + "," +
+         std::to_string(s.tile_c) + " block " + std::to_string(s.block);
+}
+
 #define TALLY_TEST_CUDA(call)                                                        \
   do {                                                                               \
     const cudaError_t tally_test_err_ = (call);                                      \

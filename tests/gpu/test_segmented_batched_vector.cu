@@ -319,15 +319,8 @@ TEST(SegmentedBatchedVector, PipelinedColumnsStallTest) {
   seq::inclusive_scan_batched(h.begin(), want.begin(), std::span<const i64>(shape), 0, tally::plus{});
   const device_buffer<T> in(h);
   device_buffer<T> out(h.size());
-  const long long cycles = quick() ? 20000 : 2000000;  // about 1 ms at 1.8 GHz
-  const stall stalls[] = {
-      {0, 1, tiles / 2, ~0u, cycles},
-      {tiles - 1, tiles - 2, 5, 0u, cycles},
-      {-1, -1, -1, 7u, cycles},  // one block: all its tiles
-  };
-  for (const stall& s : stalls) {
-    SCOPED_TRACE("stall tiles " + std::to_string(s.tile_a) + "," + std::to_string(s.tile_b) + "," +
-                 std::to_string(s.tile_c) + " block " + std::to_string(s.block));
+  for (const stall& s : stall_cases(tiles, 7u)) {
+    SCOPED_TRACE(describe(s));
     out.poison();
     pipelined_columns_scan<false>(in.data(), out.data(), 1, len, T{0}, tally::plus{}, s);
     TALLY_TEST_CUDA(cudaDeviceSynchronize());

@@ -298,17 +298,9 @@ void check_stalls(const char* label) {
   const auto want_m = reference_scan(hm, true, init, mat2_product{});
   device_buffer<std::int32_t> in(h), out(static_cast<std::size_t>(n));
   device_buffer<mat2> in_m(hm), out_m(hm.size());
-  const long long cycles = quick() ? 20000 : 2000000;  // about 1 ms at 1.8 GHz
-  const stall stalls[] = {
-      {0, 1, tiles / 2, ~0u, cycles},                     // the first tiles and one in the middle
-      {tiles - 1, tiles - 2, 5, 0u, cycles},              // the last tiles, and block 0
-      {-1, -1, -1, static_cast<unsigned>(tiles - 1), cycles},  // only the last block
-  };
-  for (const stall& s : stalls) {
+  for (const stall& s : stall_cases(tiles, static_cast<unsigned>(tiles - 1))) {  // the last block
     for (bool deterministic : {false, true}) {
-      SCOPED_TRACE("stall tiles " + std::to_string(s.tile_a) + "," + std::to_string(s.tile_b) + "," +
-                   std::to_string(s.tile_c) + " block " + std::to_string(s.block) +
-                   (deterministic ? " deterministic" : ""));
+      SCOPED_TRACE(describe(s) + (deterministic ? " deterministic" : ""));
       out.poison();
       run_with_stall<Protocol, false>(in.data(), out.data(), n, 0, tally::plus{}, deterministic, s);
       TALLY_TEST_CUDA(cudaDeviceSynchronize());
@@ -480,17 +472,9 @@ TEST(SinglePass, PipelinedStallTest) {
   const auto want_d = reference_scan(hd, true, 0.5, tally::plus{});
   device_buffer<T> in(h), out(static_cast<std::size_t>(n));
   device_buffer<double> in_d(hd), out_d(hd.size());
-  const long long cycles = quick() ? 20000 : 2000000;  // about 1 ms at 1.8 GHz
-  const stall stalls[] = {
-      {0, 1, tiles / 2, ~0u, cycles},
-      {tiles - 1, tiles - 2, 5, 0u, cycles},
-      {-1, -1, -1, 7u, cycles},  // one block: all its tiles
-  };
-  for (const stall& s : stalls) {
+  for (const stall& s : stall_cases(tiles, 7u)) {
     for (bool deterministic : {false, true}) {
-      SCOPED_TRACE("stall tiles " + std::to_string(s.tile_a) + "," + std::to_string(s.tile_b) + "," +
-                   std::to_string(s.tile_c) + " block " + std::to_string(s.block) +
-                   (deterministic ? " deterministic" : ""));
+      SCOPED_TRACE(describe(s) + (deterministic ? " deterministic" : ""));
       tally::options o;
       o.deterministic = deterministic;
       for (auto protocol : {0, 1}) {
@@ -908,13 +892,10 @@ void check_by_block_stalls(const char* label, std::int64_t tiles, std::uint64_t 
   }
   device_buffer<T> in(h), out(static_cast<std::size_t>(n));
   device_buffer<unsigned char> storage(fake_storage ? sp::storage_bytes<T, Tune>(n) : 0);
-  const long long cycles = quick() ? 20000 : 2000000;
-  std::vector<stall> stalls = {
-      {0, 1, tiles / 2, ~0u, cycles},
-      {tiles - 1, tiles - 2, 5, 0u, cycles},
-      {-1, -1, -1, static_cast<unsigned>(tiles - 1), cycles},
-  };
-  if (lines) stalls.push_back({tiles_per_line, 2 * tiles_per_line - 1, tiles_per_line + 1, ~0u, cycles});
+  std::vector<stall> stalls = stall_cases(tiles, static_cast<unsigned>(tiles - 1));
+  if (lines) {
+    stalls.push_back({tiles_per_line, 2 * tiles_per_line - 1, tiles_per_line + 1, ~0u, stalls[0].cycles});
+  }
   for (const stall& s : stalls) {
     for (bool deterministic : {false, true}) {
       out.poison();
@@ -936,8 +917,7 @@ void check_by_block_stalls(const char* label, std::int64_t tiles, std::uint64_t 
       }
       TALLY_TEST_CUDA(cudaDeviceSynchronize());
       ASSERT_TRUE(matches(out.download(), want, static_cast<std::size_t>(n)))
-          << "stall tiles " << s.tile_a << "," << s.tile_b << "," << s.tile_c << " block " << s.block
-          << (deterministic ? " deterministic" : "");
+          << describe(s) << (deterministic ? " deterministic" : "");
     }
   }
 }
