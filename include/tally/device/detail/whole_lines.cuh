@@ -126,13 +126,13 @@ __global__ void __launch_bounds__(block_threads)
   //    plain loads, padded with the tile's last value. Each lane scans only the vectors it
   //    copied itself (step 2), so its own wait is enough: no barrier.
   auto* tile_values = staged.data();
-  const Acc last = in[base + count - 1];
 #pragma unroll
   for (int r = 0; r < L::rows; ++r) {
     const int v = single_pass::staged_index<L>(warp_id, lane, r);
     if (v * Vec + Vec <= count) {
       single_pass::copy_async_16(&tile_values[v], in + base + static_cast<std::int64_t>(v) * Vec);
     } else {
+      const Acc last = in[base + count - 1];  // (only the last tile gets here)
       single_pass::vector_of<Acc, Vec> items;
 #pragma unroll
       for (int k = 0; k < Vec; ++k) items.v[k] = v * Vec + k < count ? in[base + v * Vec + k] : last;
