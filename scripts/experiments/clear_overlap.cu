@@ -5,6 +5,7 @@
 // reduces, with and without storage, beside CUB and the copy. Behind a busy GPU: a spin
 // kernel is queued before each timed call. Medians of `reps`.
 #include <tally/tally.cuh>
+#include "timing.cuh"
 #include <cub/cub.cuh>
 #include <algorithm>
 #include <cstdio>
@@ -13,29 +14,6 @@
 #include <functional>
 #include <string>
 #include <vector>
-
-#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { std::printf("CUDA %s at %d: %s\n", #x, __LINE__, cudaGetErrorString(e)); std::exit(1); } } while (0)
-
-__global__ void spin(long long ns) { long long t0 = clock64(); while (clock64() - t0 < ns * 2) {} }
-
-static double time_us(const std::function<void()>& f, int reps) {
-  cudaEvent_t a, b;
-  CK(cudaEventCreate(&a)); CK(cudaEventCreate(&b));
-  for (int i = 0; i < 5; ++i) f();
-  CK(cudaDeviceSynchronize());
-  std::vector<float> t;
-  for (int i = 0; i < reps; ++i) {
-    spin<<<1, 1>>>(20000);
-    CK(cudaEventRecord(a));
-    f();
-    CK(cudaEventRecord(b));
-    CK(cudaEventSynchronize(b));
-    float ms; CK(cudaEventElapsedTime(&ms, a, b));
-    t.push_back(ms * 1000.f);
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
 
 template <class T>
 void scan_case(const char* name, std::int64_t n, int misalign, int reps) {
@@ -60,10 +38,10 @@ void scan_case(const char* name, std::int64_t n, int misalign, int reps) {
     CK(cudaMemcpy(got.data(), co, n * sizeof(T), cudaMemcpyDeviceToHost));
     T acc = 0; for (std::int64_t i = 0; i < n; ++i) { acc += h[i]; if (got[i] != acc) { std::printf("MISMATCH %s v%d at %lld\n", name, v, (long long)i); std::exit(1); } }
   }
-  double copy = time_us([&] { CK(cudaMemcpyAsync(co, ci, n * sizeof(T), cudaMemcpyDeviceToDevice)); }, reps);
-  double cub = time_us([&] { cub::DeviceScan::InclusiveSum(ct, cb, ci, co, (int)n); }, reps);
-  double plain = time_us([&] { tally::inclusive_scan(ci, co, n, tally::plus{}, o); }, reps);
-  double stor = time_us([&] { tally::inclusive_scan(ci, co, n, tally::plus{}, os); }, reps);
+  double copy = time_us([&] { CK(cudaMemcpyAsync(co, ci, n * sizeof(T), cudaMemcpyDeviceToDevice)); }, reps, 5);
+  double cub = time_us([&] { cub::DeviceScan::InclusiveSum(ct, cb, ci, co, (int)n); }, reps, 5);
+  double plain = time_us([&] { tally::inclusive_scan(ci, co, n, tally::plus{}, o); }, reps, 5);
+  double stor = time_us([&] { tally::inclusive_scan(ci, co, n, tally::plus{}, os); }, reps, 5);
   std::printf("scan %-22s n=%9lld copy %6.2f cub %6.2f tally %6.2f storage %6.2f | cub/storage %.3f\n", name, (long long)n, copy, cub, plain, stor, cub / stor);
   cudaFree(in); cudaFree(out); cudaFree(st); cudaFree(ct);
 }
@@ -91,10 +69,10 @@ void reduce_case(const char* name, std::int64_t n, int reps) {
   }
   T* co = out;
   T* buf; CK(cudaMalloc(&buf, n * sizeof(T)));
-  double copy = time_us([&] { CK(cudaMemcpyAsync(buf, ci, n * sizeof(T), cudaMemcpyDeviceToDevice)); }, reps);
-  double cub = time_us([&] { cub::DeviceReduce::Sum(ct, cb, ci, co, (int)n); }, reps);
-  double plain = time_us([&] { tally::reduce_into(ci, n, co, T(0), tally::plus{}, o); }, reps);
-  double stor = time_us([&] { tally::reduce_into(ci, n, co, T(0), tally::plus{}, os); }, reps);
+  double copy = time_us([&] { CK(cudaMemcpyAsync(buf, ci, n * sizeof(T), cudaMemcpyDeviceToDevice)); }, reps, 5);
+  double cub = time_us([&] { cub::DeviceReduce::Sum(ct, cb, ci, co, (int)n); }, reps, 5);
+  double plain = time_us([&] { tally::reduce_into(ci, n, co, T(0), tally::plus{}, o); }, reps, 5);
+  double stor = time_us([&] { tally::reduce_into(ci, n, co, T(0), tally::plus{}, os); }, reps, 5);
   std::printf("reduce %-20s n=%9lld copy %6.2f cub %6.2f tally %6.2f storage %6.2f | cub/storage %.3f\n", name, (long long)n, copy, cub, plain, stor, cub / stor);
   cudaFree(in); cudaFree(out); cudaFree(st); cudaFree(ct); cudaFree(buf);
 }

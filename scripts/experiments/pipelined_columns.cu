@@ -7,6 +7,7 @@
 // (integers exactly, floats against a double oracle). Behind a busy GPU: a spin kernel is queued before each timed call.
 // Medians of `reps`.
 #include <tally/tally.cuh>
+#include "timing.cuh"
 #include <tally/device/detail/pipelined_columns.cuh>
 #include <algorithm>
 #include <cmath>
@@ -17,31 +18,8 @@
 #include <functional>
 #include <vector>
 
-#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { std::printf("CUDA %s at %d: %s\n", #x, __LINE__, cudaGetErrorString(e)); std::exit(1); } } while (0)
-
 namespace st = tally::detail::strided;
 namespace pc = tally::detail::pipelined_columns;
-
-__global__ void spin(long long ns) { long long t0 = clock64(); while (clock64() - t0 < ns * 2) {} }
-
-static double time_us(const std::function<void()>& f, int reps) {
-  cudaEvent_t a, b;
-  CK(cudaEventCreate(&a)); CK(cudaEventCreate(&b));
-  for (int i = 0; i < 3; ++i) f();
-  CK(cudaDeviceSynchronize());
-  std::vector<float> t;
-  for (int i = 0; i < reps; ++i) {
-    spin<<<1, 1>>>(20000);
-    CK(cudaEventRecord(a));
-    f();
-    CK(cudaEventRecord(b));
-    CK(cudaEventSynchronize(b));
-    float ms; CK(cudaEventElapsedTime(&ms, a, b));
-    t.push_back(ms * 1000.f);
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
 
 // the oracle: along the middle axis, in double (exact for the integer inputs used)
 template <class T>

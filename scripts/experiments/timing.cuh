@@ -1,0 +1,57 @@
+// What the experiment programs of this folder share: CK (a CUDA call that must succeed,
+// else the program stops) and time_us, the median time of a call behind a busy GPU.
+//
+// Behind a busy GPU: a spin kernel of about 10 us is queued before each timed call, so
+// that the host has enqueued the call (and its start event) before the GPU reaches it,
+// and the time between the events is the GPU's, not the host's enqueue
+// (docs/perf-notes.md, "Mid sizes of the single-pass scan", item 2).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <vector>
+
+#define CK(x)                                                                                \
+  do {                                                                                       \
+    cudaError_t e = (x);                                                                     \
+    if (e != cudaSuccess) {                                                                  \
+      std::printf("CUDA %s at %d: %s\n", #x, __LINE__, cudaGetErrorString(e));               \
+      std::exit(1);                                                                          \
+    }                                                                                        \
+  } while (0)
+
+// Spins one thread for about `ns` nanoseconds (2 clock cycles a nanosecond, roughly).
+__global__ void spin(long long ns) {
+  const long long t0 = clock64();
+  while (clock64() - t0 < ns * 2) {
+  }
+}
+
+// The median of `reps` event-timed calls of f, each behind the spin kernel, after
+// `warmup` untimed calls; microseconds.
+inline double time_us(const std::function<void()>& f, int reps, int warmup = 3) {
+  cudaEvent_t a, b;
+  CK(cudaEventCreate(&a));
+  CK(cudaEventCreate(&b));
+  for (int i = 0; i < warmup; ++i) f();
+  CK(cudaDeviceSynchronize());
+  std::vector<float> t;
+  for (int i = 0; i < reps; ++i) {
+    spin<<<1, 1>>>(20000);
+    CK(cudaEventRecord(a));
+    f();
+    CK(cudaEventRecord(b));
+    CK(cudaEventSynchronize(b));
+    float ms;
+    CK(cudaEventElapsedTime(&ms, a, b));
+    t.push_back(ms * 1000.f);
+  }
+  CK(cudaEventDestroy(a));
+  CK(cudaEventDestroy(b));
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
