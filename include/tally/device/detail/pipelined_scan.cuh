@@ -447,11 +447,11 @@ TALLY_DEVICE TALLY_FORCEINLINE void init_ring_barriers(unsigned long long* full,
 // previous tile (EMPTY), draws a ticket, writes the tile's index and epoch to the stage's
 // slots, calls fill(stage, tile) (the tile's copy, what else the stage holds) and arrives
 // on FULL. When the tickets are used up it writes -1 (no more tiles) instead, arrives,
-// and returns; every 2^29 calls it first zeroes its share of the descriptors from `used`
-// to the state's capacity (tile_state.cuh): this call reads only those below `used`, so
-// nobody reads these concurrently, and the next call on the state starts after this
-// kernel ends. A single tile draws no ticket (its state is not used). Also
-// pipelined_columns.cuh's.
+// and returns; every 2^29 calls it zeroes, before it returns, its share of the
+// descriptors from `used` to the state's capacity (tile_state.cuh): this call reads only
+// those below `used`, so nobody reads these concurrently, and the next call on the state
+// starts after this kernel ends. A single tile draws no ticket (its state is not used).
+// Also pipelined_columns.cuh's.
 template <int Stages, class State, class Fill>
 TALLY_DEVICE TALLY_FORCEINLINE void run_producer(const State& state, std::int64_t tiles, std::int64_t used,
                                                  unsigned long long* full, unsigned long long* empty,
