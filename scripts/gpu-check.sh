@@ -19,6 +19,9 @@
 # extended regular expression, default: all) the test executables by name, for example
 # "segmented" in one call and "^tally_gpu_([^s]|s[^e])" in the next. What is left out is
 # named in the summary.
+# Timing on the device tool's H200 (sessions 24-25): the build alone takes 380-520 s on a
+# fresh machine, ctest about 80 s more, so the call with the build and the tests needs the
+# whole 600 s; the sanitizers then take 220-330 s a call on the warm machine.
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 cd "$root"
