@@ -1,10 +1,10 @@
 // What the experiment programs of this folder share: CK (a CUDA call that must succeed,
 // else the program stops) and time_us, the median time of a call behind a busy GPU.
 //
-// Behind a busy GPU: a spin kernel of about 10 us is queued before each timed call, so
-// that the host has enqueued the call (and its start event) before the GPU reaches it,
-// and the time between the events is the GPU's, not the host's enqueue
-// (docs/perf-notes.md, "Mid sizes of the single-pass scan", item 2).
+// Behind a busy GPU: a spin kernel (40,000 clock cycles: about 20 us at 2 GHz) is queued
+// before each timed call, so that the host has enqueued the call (and its start event)
+// before the GPU reaches it, and the time between the events is the GPU's, not the
+// host's enqueue (docs/perf-notes.md, "Mid sizes of the single-pass scan", item 2).
 #pragma once
 
 #include <cuda_runtime.h>
