@@ -370,6 +370,72 @@ TEST(SegmentedPipelined, DeterministicFloat) {
   }
 }
 
+// The offsets form in a CUDA graph: the bitmap's allocation, its clear, the bitmap kernel
+// and the scan (the last two each the programmatic dependent of the kernel before it:
+// dependent_launch.cuh) captured once, then replayed on fresh values and offsets. One
+// graph per kernel the bitmap takes (by n / segments: shorter than 8, 8 to 31, 32 and
+// longer), segment lengths random in [0, 2 n / segments), empty ones too.
+TEST(SegmentedPipelined, OffsetsInAGraph) {
+  using T = std::int32_t;
+  const i64 n = sp::min_bytes / static_cast<i64>(sizeof(T)) + 1000;
+  cudaStream_t stream;
+  TALLY_TEST_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  tally::options o;
+  o.stream = stream;
+  device_buffer<T> in(static_cast<std::size_t>(n)), out(static_cast<std::size_t>(n));
+  for (const i64 mean : {i64{2}, i64{16}, i64{40}}) {
+    const i64 segments = n / mean;
+    device_buffer<std::int32_t> offsets(static_cast<std::size_t>(segments + 1));
+    std::vector<T> h;
+    std::vector<unsigned char> f;
+    i64 end = 0;  // offsets[segments]
+    replay_captured(
+        stream, cudaStreamCaptureModeThreadLocal,
+        [&] {
+          tally::inclusive_segmented_scan(static_cast<const T*>(in.data()), out.data(), n, offsets.data(), segments,
+                                          tally::plus{}, o);
+        },
+        [&](int replay) {
+          const auto salt = 340 + static_cast<std::uint64_t>(mean * 4 + replay);
+          h = values<T>(static_cast<std::size_t>(n), salt);
+          auto g = rng(salt + 1);
+          std::vector<std::int32_t> off(static_cast<std::size_t>(segments + 1));
+          i64 at = 0;
+          for (i64 k = 0; k <= segments; ++k) {
+            off[static_cast<std::size_t>(k)] = static_cast<std::int32_t>(at);
+            at += static_cast<i64>(g() % static_cast<std::uint64_t>(2 * mean));
+            if (at > n) at = n;
+          }
+          end = off.back();
+          f.assign(static_cast<std::size_t>(n), 0);
+          for (i64 k = 0; k < segments; ++k) {
+            const auto s = off[static_cast<std::size_t>(k)];
+            if (s < n) f[static_cast<std::size_t>(s)] = 1;
+          }
+          TALLY_TEST_CUDA(cudaMemcpy(in.data(), h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
+          TALLY_TEST_CUDA(cudaMemcpy(offsets.data(), off.data(), off.size() * sizeof(std::int32_t),
+                                     cudaMemcpyHostToDevice));
+          out.poison();
+        },
+        [&](int replay) {
+          std::vector<T> want(h.size());
+          seq::inclusive_scan_by_flags(h.begin(), h.end(), f.begin(), want.begin(), tally::plus{});
+          const auto got = out.download(h.size());
+          for (i64 i = 0; i < n; ++i) {
+            const auto k = static_cast<std::size_t>(i);
+            if (i < end) {
+              ASSERT_EQ(got[k], want[k]) << "segments of mean " << mean << ", replay " << replay << ", element " << i;
+            } else {
+              ASSERT_TRUE(device_buffer<T>::is_poison(got[k]))
+                  << "segments of mean " << mean << ", replay " << replay << ": element " << i
+                  << " past the segments was written";
+            }
+          }
+        });
+  }
+  TALLY_TEST_CUDA(cudaStreamDestroy(stream));
+}
+
 // The public calls take this path from min_bytes of values on: one call of each form just
 // above it (and the bytes of flags' other types: int flags keep the tile kernel).
 TEST(SegmentedPipelined, PublicCalls) {

@@ -62,7 +62,8 @@
 //   Launches per call: one for flags, keys, batched and, with the tile kernel, the offsets
 //   forms and segmented_reduce (plus the first-call growth of the per-stream state buffer,
 //   as for tally::inclusive_scan). Otherwise (the pipelined kernel or the pair scan) the
-//   offsets forms take three (a memset and a kernel for the head bitmap, then the scan)
+//   offsets forms take three (a clear and a kernel for the head bitmap, then the scan;
+//   on the pipelined kernel each launch overlaps the one before: dependent_launch.cuh)
 //   with a stream-ordered n/8-byte allocation, and segmented_reduce four, with a
 //   stream-ordered allocation of n accumulators (the bitmap, the seeded scan, then a
 //   gather of segment ends).

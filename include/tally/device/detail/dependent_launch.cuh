@@ -25,6 +25,15 @@
 // The launch_dependents trigger says only "the next kernel may be scheduled now"; it
 // publishes nothing: griddepcontrol.wait waits for the clear grid's completion and the
 // flush of its memory operations, whenever the trigger was given.
+//
+// A chain of three: the offsets forms of the segmented scans on the pipelined kernel
+// (segmented_pipelined.cuh) clear the head bitmap, build it (heads_bitmap_kernel,
+// segmented_scan.cuh) and scan, each launch a programmatic dependent of the one before.
+// The bitmap kernel triggers at its start and waits before its first store; the scan
+// waits at its start, for the bitmap grid. Every thread of the bitmap kernel waits for
+// the clear before it ends, so the bitmap grid completes only after the clear has
+// completed and its stores are visible: the scan's one wait covers both
+// (docs/perf-notes.md, session 26).
 #pragma once
 
 #include <cstddef>
@@ -47,15 +56,23 @@ TALLY_DEVICE TALLY_FORCEINLINE void wait_for_prerequisite_grid() {
 #endif
 }
 
-// Zeroes `words` Word-sized words at p (Word: unsigned long long; a template so that the
-// header defines it in every translation unit that includes it). Lets the dependent
-// kernel launch first thing: the clear is a few kilobytes, shorter than the dependent
-// launch's latency.
-template <class Word>
-__global__ void clear_kernel(Word* p, std::int64_t words) {
+// Lets the kernel launched behind this one as its programmatic dependent start its
+// blocks (griddepcontrol.launch_dependents): once every block of this grid has called it
+// or ended. A no-op without such a dependent.
+TALLY_DEVICE TALLY_FORCEINLINE void allow_dependent_launch() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
+}
+
+// Zeroes `words` Word-sized words at p (Word: unsigned long long; a template so that the
+// header defines it in every translation unit that includes it). Lets the dependent
+// kernel launch first thing: a state's clear is a few kilobytes, shorter than the
+// dependent launch's latency, and the bitmap kernel that follows the head bitmap's clear
+// loads its offsets meanwhile.
+template <class Word>
+__global__ void clear_kernel(Word* p, std::int64_t words) {
+  allow_dependent_launch();
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < words;
        i += stride) {
@@ -64,16 +81,14 @@ __global__ void clear_kernel(Word* p, std::int64_t words) {
 }
 
 inline constexpr int clear_threads = 256;
-inline constexpr std::int64_t clear_max_blocks = 64;
+// A grid-stride clear: enough blocks for the states (a few kilobytes: one or a few
+// blocks), and up to 1024 for the head bitmap of the segmented scans (n / 8 bytes, 8 MiB
+// at 2^26 elements: segmented_scan.cuh's build_bitmap).
+inline constexpr std::int64_t clear_max_blocks = 1024;
 
-// Zeroes `bytes` (a multiple of 8) at `state` (8-byte aligned), then launches `kernel`
-// with (grid, block, shared) on `stream` as a programmatic dependent of the clear; the
-// kernel calls wait_for_prerequisite_grid before it touches the state. `what` names the
-// kernel in errors.
-template <class... Params, class... Args>
-void launch_after_clear(const char* function, const char* what, void* state, std::size_t bytes,
-                        dim3 grid, dim3 block, std::size_t shared, cudaStream_t stream,
-                        void (*kernel)(Params...), Args&&... args) {
+// Zeroes `bytes` (a multiple of 8) at `state` (8-byte aligned) on `stream`, with a kernel
+// that lets the next one launch at once (launch_dependent below).
+inline void launch_clear(const char* function, void* state, std::size_t bytes, cudaStream_t stream) {
   const auto words = static_cast<std::int64_t>(bytes / 8);
   std::int64_t blocks = (words + clear_threads - 1) / clear_threads;
   if (blocks < 1) blocks = 1;
@@ -81,6 +96,16 @@ void launch_after_clear(const char* function, const char* what, void* state, std
   clear_kernel<unsigned long long><<<static_cast<unsigned>(blocks), clear_threads, 0, stream>>>(
       static_cast<unsigned long long*>(state), words);
   TALLY_CUDA_CHECK_LAUNCH("clear_kernel", function);
+}
+
+// Launches `kernel` with (grid, block, shared) on `stream` as a programmatic dependent of
+// the kernel before it in the stream: its blocks may start once every block of that one
+// has started or triggered (griddepcontrol.launch_dependents), and it calls
+// wait_for_prerequisite_grid before it touches what that kernel writes. `what` names the
+// kernel in errors.
+template <class... Params, class... Args>
+void launch_dependent(const char* function, const char* what, dim3 grid, dim3 block, std::size_t shared,
+                      cudaStream_t stream, void (*kernel)(Params...), Args&&... args) {
   cudaLaunchAttribute dependent[1] = {};
   dependent[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
   dependent[0].val.programmaticStreamSerializationAllowed = 1;
@@ -94,6 +119,18 @@ void launch_after_clear(const char* function, const char* what, void* state, std
   const cudaError_t status = cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
   if (status != cudaSuccess) (void)cudaGetLastError();  // reported here, not by a later check
   cuda_check(status, function, what);
+}
+
+// Zeroes `bytes` (a multiple of 8) at `state` (8-byte aligned), then launches `kernel`
+// with (grid, block, shared) on `stream` as a programmatic dependent of the clear; the
+// kernel calls wait_for_prerequisite_grid before it touches the state. `what` names the
+// kernel in errors.
+template <class... Params, class... Args>
+void launch_after_clear(const char* function, const char* what, void* state, std::size_t bytes,
+                        dim3 grid, dim3 block, std::size_t shared, cudaStream_t stream,
+                        void (*kernel)(Params...), Args&&... args) {
+  launch_clear(function, state, bytes, stream);
+  launch_dependent(function, what, grid, block, shared, stream, kernel, std::forward<Args>(args)...);
 }
 
 }  // namespace tally::detail

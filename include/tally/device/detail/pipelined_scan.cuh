@@ -542,6 +542,10 @@ __global__ void __launch_bounds__(Tiles::tune.kernel_threads(), 3)
     init_ring_barriers<stages>(full, empty, aggregated, prefixed, Tune.compute_threads, 1);
   }
   __syncthreads();  // nobody uses a barrier before it is initialised
+  // Launched as the programmatic dependent of the kernel that builds what the tiles read
+  // (launch's `dependent`: the offsets forms' head bitmap), every thread waits here for
+  // that grid; in a plain launch this returns at once.
+  wait_for_prerequisite_grid();
 
   // ---- the producer: one lane (run_producer above) ----
   if (warp_id == warps) {
@@ -689,15 +693,23 @@ __global__ void __launch_bounds__(Tiles::tune.kernel_threads(), 3)
 
 // ---- the host side ---------------------------------------------------------------------------
 // One launch of a tile program over `tiles` tiles: persistent blocks, as many as the
-// device holds at once, at most one a tile.
+// device holds at once, at most one a tile. `dependent`: launched as the programmatic
+// dependent of the kernel before it in the stream (dependent_launch.cuh), whose output
+// the tiles read (its blocks start while that one ends, and wait for it first thing).
 template <class Protocol, bool Deterministic, class Tiles, class Hook>
 void launch(const char* function, const Tiles& program, std::int64_t tiles,
-            single_pass::tile_state<typename Tiles::total> state, Hook hook, cudaStream_t stream) {
+            single_pass::tile_state<typename Tiles::total> state, Hook hook, cudaStream_t stream,
+            bool dependent = false) {
   constexpr auto kernel = pipelined_kernel<Protocol, Deterministic, Tiles, Hook>;
   constexpr int threads = Tiles::tune.kernel_threads();
   constexpr std::size_t ring = static_cast<std::size_t>(Tiles::tune.stages) * Tiles::stage_bytes;
   const int resident = resident_grid<kernel>(threads, function, ring);
   const auto grid = static_cast<unsigned>(tiles < resident ? tiles : resident);
+  if (dependent) {
+    launch_dependent(function, "pipelined_kernel", dim3(grid), dim3(threads), ring, stream, kernel, program,
+                     tiles, state, hook);
+    return;
+  }
   kernel<<<grid, threads, ring, stream>>>(program, tiles, state, hook);
   TALLY_CUDA_CHECK_LAUNCH("pipelined_kernel", function);
 }

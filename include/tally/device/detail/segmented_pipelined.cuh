@@ -89,7 +89,7 @@ struct staged_keys {
 };
 // CSR offsets (any random-access iterator of integers, segments >= 1): segment k is
 // [offsets[k], offsets[k+1]). Before the scan, the heads become a bitmap of n bits
-// (segmented_scan.cuh's build_bitmap: a memset and one pass over the offsets), which the
+// (segmented_scan.cuh's build_bitmap: a clear and one pass over the offsets), which the
 // stage holds behind the values (one bulk copy, 1/32 of the values' bytes for 4-byte
 // values); the producer also reads offsets[0] and offsets[S], the range the scan writes.
 template <class Offsets>
@@ -377,9 +377,10 @@ void scan(const char* function, const Acc* in, Acc* out, std::int64_t n, Heads h
   segmented_offsets::with_pair_state<Acc>(
       function, n, program::L::tile_items, o, [&](std::int64_t tiles, single_pass::tile_state<pair> state) {
         single_pass::with_determinism<Protocol, Acc>(o.deterministic, [&](auto mode) {
+          // (offsets: the bitmap kernel's programmatic dependent, dependent_launch.cuh)
           pipelined::launch<Protocol, decltype(mode)::value>(
               function, program{in, out, n, heads, init, op}, tiles, state, single_pass::no_stall{},
-              o.stream);
+              o.stream, is_offsets_v<Heads>);
         });
       });
 }

@@ -14,7 +14,7 @@
 //   key_heads      head(i) = !equal(keys[i-1], keys[i])    (scan_by_key)
 //   uniform_heads  head(i) = i % len == 0                  (batched along the last axis)
 //   bitmap_heads   bit i of a bitmap built from CSR offsets by heads_bitmap_kernel below
-//                  (segmented_scan, segmented_reduce): a memset of n / 8 bytes and one
+//                  (segmented_scan, segmented_reduce): a clear of n / 8 bytes and one
 //                  pass over the offsets, then the scan reads n / 8 bytes of bits
 // and head(0) is always true (the first element starts a segment; its flag is not read).
 //
@@ -32,6 +32,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <type_traits>
 #include <utility>
 
@@ -436,16 +437,29 @@ void scan(const char* function, In in, Out out, std::int64_t n, Heads heads, Acc
 }
 
 // ---- offsets -> head bitmap ---------------------------------------------------------------
-// The bitmap is zeroed (cudaMemsetAsync, n / 8 bytes), then bit offsets[k] is set for
-// every k < S (offsets[S] is the end, not a head). Each thread takes a run of Run
-// consecutive offsets (one 16-byte load per 4 of them where the offsets are a 16-byte
-// aligned pointer to 4-byte integers), ORs the bits that fall in one 32-bit word together
-// and sets them with one global atomicOr per word (sorted offsets: one per word the run
-// touches). Runs of 32 where the segments are shorter than 8 elements on average (about
-// one atomic per run), else runs of 4 (a run's offsets fall in different words anyway,
-// and shorter runs keep enough threads busy: runs of 32 over 2^21 offsets took 34 us). Offsets outside [0, n) are ignored, which keeps an invalid offsets list
-// memory-safe; unsorted offsets still give the right bits (a word met twice is OR-ed
-// twice, harmlessly).
+// Bit offsets[k] is set for every k < S (offsets[S] is the end, not a head), in a bitmap
+// that a clear kernel has zeroed first. How a thread takes the offsets, by the segments'
+// mean length n / S:
+//   - shorter than 8: a run of 32 consecutive offsets (one 16-byte load per 4 of them
+//     where the offsets are a 16-byte aligned pointer to 4-byte integers); it ORs the bits
+//     that fall in one 32-bit word together and sets them with one global atomicOr per
+//     word (sorted offsets: one per word the run touches; about one atomic a run);
+//   - 8 to 31: runs of 4 (a run's offsets fall in different words anyway, and shorter
+//     runs keep enough threads busy: runs of 32 over 2^21 offsets took 34 us);
+//   - 32 and longer ("strided"): lane l of a warp takes offsets base + l + 32 i, so that a
+//     warp's loads and its atomics each cover 32 consecutive offsets: 32 different words,
+//     next to each other. A run of 4 a thread spreads each atomic instruction of a warp
+//     over 32 runs, 4 words apart or more, and took twice as long: 13 us against 6 at
+//     2^21 offsets over 2^26 elements (the kernel alone; docs/perf-notes.md, session 26).
+// Offsets outside [0, n) are ignored, which keeps an invalid offsets list memory-safe;
+// unsorted offsets still give the right bits (a word met twice is OR-ed twice,
+// harmlessly).
+//
+// The kernel is the clear's programmatic dependent (dependent_launch.cuh): it lets the
+// kernel after it launch at once, loads its offsets while the clear may still run, and
+// waits for the clear before its first atomic. Every thread waits, one with no offsets
+// too, so that the grid ends only after the clear has completed (a scan launched behind
+// it as its own dependent waits for this grid only).
 // (Version 1 had one block per 8192 elements find its offsets by binary search and set
 // bits with shared atomics: 305 us for 2^26 one-element segments on an H100. Version 2
 // took one offset a thread and OR-ed the bits of a word across the warp by shuffles, 17
@@ -453,83 +467,117 @@ void scan(const char* function, In in, Out out, std::int64_t n, Heads heads, Acc
 // H200, bound by the shuffles; these runs take 96 us: docs/perf-notes.md, session 17.)
 inline constexpr int bitmap_threads = 256;
 
-template <int Run, class Offsets>
+template <int Run, bool Strided, class Offsets>
 __global__ void __launch_bounds__(bitmap_threads)
     heads_bitmap_kernel(Offsets offsets, std::int64_t num_segments, std::int64_t n,
                         std::uint32_t* words) {
+  allow_dependent_launch();
   constexpr int bitmap_run = Run;  // offsets a thread
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * bitmap_threads * bitmap_run;
   bool vectors = false;  // the runs load as 16-byte vectors
-  if constexpr (std::is_pointer_v<Offsets>) {
+  if constexpr (std::is_pointer_v<Offsets> && !Strided) {
     using offset = std::remove_cv_t<std::remove_pointer_t<Offsets>>;
     vectors = sizeof(offset) == 4 && std::is_integral_v<offset> &&
               reinterpret_cast<std::uintptr_t>(offsets) % 16 == 0;
   }
-  for (std::int64_t first = (static_cast<std::int64_t>(blockIdx.x) * bitmap_threads + threadIdx.x) * bitmap_run;
-       first < num_segments; first += stride) {
-    std::int64_t p[bitmap_run];
+  const auto thread = static_cast<std::int64_t>(blockIdx.x) * bitmap_threads + threadIdx.x;
+  // the index of the i-th offset of the thread's run at `first` (strided: `first` is the
+  // lane's first offset of its warp's 32 x Run)
+  const auto index = [&](std::int64_t first, int i) {
+    if constexpr (Strided) {
+      return first + i * 32;  // (first: the warp's base + the lane)
+    } else {
+      return first + i;
+    }
+  };
+  const std::int64_t start = Strided ? (thread / 32) * 32 * bitmap_run + thread % 32 : thread * bitmap_run;
+  bool cleared = false;  // this thread has waited for the clear
+  // the run in the offsets' own type (32 4-byte offsets in 32 registers, not 64: with
+  // 64-bit copies the kernel of runs of 32 took 86 registers, 2 blocks of 256 an SM)
+  using offset = std::remove_cv_t<typename std::iterator_traits<Offsets>::value_type>;
+  for (std::int64_t first = start; first < num_segments; first += stride) {
+    offset p[bitmap_run];
     bool loaded = false;  // by 16-byte vectors (a whole run)
-    if constexpr (std::is_pointer_v<Offsets>) {
+    if constexpr (std::is_pointer_v<Offsets> && !Strided && sizeof(offset) == 4) {
       if (vectors && first + bitmap_run <= num_segments) {
         const auto* v = reinterpret_cast<const int4*>(offsets + first);
 #pragma unroll
         for (int q = 0; q < bitmap_run / 4; ++q) {
           const int4 x = v[q];
-          p[4 * q] = static_cast<std::int64_t>(static_cast<std::remove_pointer_t<Offsets>>(x.x));
-          p[4 * q + 1] = static_cast<std::int64_t>(static_cast<std::remove_pointer_t<Offsets>>(x.y));
-          p[4 * q + 2] = static_cast<std::int64_t>(static_cast<std::remove_pointer_t<Offsets>>(x.z));
-          p[4 * q + 3] = static_cast<std::int64_t>(static_cast<std::remove_pointer_t<Offsets>>(x.w));
+          p[4 * q] = static_cast<offset>(x.x);
+          p[4 * q + 1] = static_cast<offset>(x.y);
+          p[4 * q + 2] = static_cast<offset>(x.z);
+          p[4 * q + 3] = static_cast<offset>(x.w);
         }
         loaded = true;
       }
     }
+    // the run's offsets in the list: its first `valid` (a count, not a flag an offset,
+    // which would take registers)
+    const std::int64_t left = Strided ? (num_segments - first + 31) / 32 : num_segments - first;
+    const int valid = left < bitmap_run ? static_cast<int>(left) : bitmap_run;
     if (!loaded) {
 #pragma unroll
       for (int i = 0; i < bitmap_run; ++i) {
-        p[i] = first + i < num_segments ? static_cast<std::int64_t>(offsets[first + i]) : -1;
+        if (i < valid) p[i] = offsets[index(first, i)];
       }
+    }
+    if (!cleared) {
+      wait_for_prerequisite_grid();  // the clear has completed: the atomics may begin
+      cleared = true;
     }
     std::int64_t word = -1;  // the word being gathered (-1: none)
     std::uint32_t bits = 0;
 #pragma unroll
     for (int i = 0; i < bitmap_run; ++i) {
-      if (p[i] >= 0 && p[i] < n) {
-        const std::int64_t w = p[i] >> 5;
-        if (w != word) {
-          if (word >= 0) atomicOr(words + word, bits);
-          word = w;
-          bits = 0;
+      if (i < valid) {
+        const auto at = static_cast<std::int64_t>(p[i]);
+        if (at >= 0 && at < n) {
+          const std::int64_t w = at >> 5;
+          if (w != word) {
+            if (word >= 0) atomicOr(words + word, bits);
+            word = w;
+            bits = 0;
+          }
+          bits |= 1u << (at & 31);
         }
-        bits |= 1u << (p[i] & 31);
       }
     }
     if (word >= 0) atomicOr(words + word, bits);
   }
+  if (!cleared) wait_for_prerequisite_grid();  // (see above: the grid ends after the clear)
 }
 
+// The bitmap's bytes: ceil(n / 32) words, rounded up to 8 bytes (the clear's words).
 inline std::size_t bitmap_bytes(std::int64_t n) {
-  return static_cast<std::size_t>(ceil_div(n, 32)) * sizeof(std::uint32_t);
+  return static_cast<std::size_t>(ceil_div(n, 64)) * 8;
 }
 
+// Clears the bitmap at `words` (bitmap_bytes(n), 8-byte aligned) and sets the heads of the
+// offsets: two kernels, the second the first's programmatic dependent, and a kernel
+// launched behind them may be the second's (it waits before it reads the bitmap).
 template <class Offsets>
 void build_bitmap(const char* function, Offsets offsets, std::int64_t num_segments, std::int64_t n,
                   std::uint32_t* words, cudaStream_t stream) {
-  TALLY_CUDA_CHECK(cudaMemsetAsync(words, 0, bitmap_bytes(n), stream), function);
+  launch_clear(function, words, bitmap_bytes(n), stream);
   if (num_segments == 0) return;
   // enough blocks to fill the GPU; each thread strides over runs of the offsets
-  const auto launch = [&](auto run) {
+  const auto launch = [&](auto run, auto strided) {
     constexpr int r = decltype(run)::value;
+    constexpr bool s = decltype(strided)::value;
     const std::int64_t blocks =
         std::min<std::int64_t>(ceil_div(num_segments, std::int64_t{bitmap_threads} * r), 4096);
-    heads_bitmap_kernel<r><<<static_cast<unsigned>(blocks), bitmap_threads, 0, stream>>>(
-        offsets, num_segments, n, words);
+    launch_dependent(function, "heads_bitmap_kernel", dim3(static_cast<unsigned>(blocks)),
+                     dim3(bitmap_threads), 0, stream, heads_bitmap_kernel<r, s, Offsets>, offsets,
+                     num_segments, n, words);
   };
   if (num_segments > n / 8) {
-    launch(std::integral_constant<int, 32>{});
+    launch(std::integral_constant<int, 32>{}, std::false_type{});
+  } else if (num_segments > n / 32) {
+    launch(std::integral_constant<int, 4>{}, std::false_type{});
   } else {
-    launch(std::integral_constant<int, 4>{});
+    launch(std::integral_constant<int, 4>{}, std::true_type{});
   }
-  TALLY_CUDA_CHECK_LAUNCH("heads_bitmap_kernel", function);
 }
 
 // ---- segmented_reduce's gather ------------------------------------------------------------
