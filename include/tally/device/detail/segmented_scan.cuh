@@ -512,8 +512,8 @@ __global__ void __launch_bounds__(bitmap_threads)
         loaded = true;
       }
     }
-    // the run's offsets in the list: its first `valid` (a count, not a flag an offset,
-    // which would take registers)
+    // how many of the run's offsets are in the list: its first `valid` (a count; a flag
+    // for each offset took registers)
     const std::int64_t left = Strided ? (num_segments - first + 31) / 32 : num_segments - first;
     const int valid = left < bitmap_run ? static_cast<int>(left) : bitmap_run;
     if (!loaded) {
