@@ -98,6 +98,27 @@ inline void launch_clear(const char* function, void* state, std::size_t bytes, c
   TALLY_CUDA_CHECK_LAUNCH("clear_kernel", function);
 }
 
+// Launches `kernel` with (grid, block, shared) on `stream` and one launch attribute, or
+// none where `attribute` is null (cudaLaunchKernelEx); a failed launch throws here,
+// naming `what`. Also single_pass_scan.cuh's cooperative launch of the tiles by block.
+template <class... Params, class... Args>
+void launch_with_attribute(const char* function, const char* what, dim3 grid, dim3 block,
+                           std::size_t shared, cudaStream_t stream, const cudaLaunchAttribute* attribute,
+                           void (*kernel)(Params...), Args&&... args) {
+  cudaLaunchAttribute attributes[1] = {};
+  if (attribute != nullptr) attributes[0] = *attribute;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.dynamicSmemBytes = shared;
+  config.stream = stream;
+  config.attrs = attributes;
+  config.numAttrs = attribute != nullptr ? 1 : 0;
+  const cudaError_t status = cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
+  if (status != cudaSuccess) (void)cudaGetLastError();  // reported here, not by a later check
+  cuda_check(status, function, what);
+}
+
 // Launches `kernel` with (grid, block, shared) on `stream` as a programmatic dependent of
 // the kernel before it in the stream: its blocks may start once every block of that one
 // has started or triggered (griddepcontrol.launch_dependents), and it calls
@@ -106,19 +127,11 @@ inline void launch_clear(const char* function, void* state, std::size_t bytes, c
 template <class... Params, class... Args>
 void launch_dependent(const char* function, const char* what, dim3 grid, dim3 block, std::size_t shared,
                       cudaStream_t stream, void (*kernel)(Params...), Args&&... args) {
-  cudaLaunchAttribute dependent[1] = {};
-  dependent[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  dependent[0].val.programmaticStreamSerializationAllowed = 1;
-  cudaLaunchConfig_t config = {};
-  config.gridDim = grid;
-  config.blockDim = block;
-  config.dynamicSmemBytes = shared;
-  config.stream = stream;
-  config.attrs = dependent;
-  config.numAttrs = 1;
-  const cudaError_t status = cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
-  if (status != cudaSuccess) (void)cudaGetLastError();  // reported here, not by a later check
-  cuda_check(status, function, what);
+  cudaLaunchAttribute dependent = {};
+  dependent.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  dependent.val.programmaticStreamSerializationAllowed = 1;
+  launch_with_attribute(function, what, grid, block, shared, stream, &dependent, kernel,
+                        std::forward<Args>(args)...);
 }
 
 // Zeroes `bytes` (a multiple of 8) at `state` (8-byte aligned), then launches `kernel`

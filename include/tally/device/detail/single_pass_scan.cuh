@@ -790,19 +790,13 @@ void launch_layout(const char* function, In in, Out out, std::int64_t n, std::in
     constexpr auto kernel =
         by_block_kernel<Protocol, Tune, Deterministic, Exclusive, Acc, In, Out, Op, Hook, Lines>;
     if (by_block) {
-      cudaLaunchAttribute cooperative[1] = {};
-      cooperative[0].id = cudaLaunchAttributeCooperative;
-      cooperative[0].val.cooperative = 1;
-      cudaLaunchConfig_t config = {};
-      config.gridDim = dim3(grid);
-      config.blockDim = dim3(Tune.block_threads);
-      config.stream = stream;
-      config.attrs = cooperative;
-      config.numAttrs = tiles > 1 ? 1 : 0;  // one tile waits for nobody
-      const cudaError_t status =
-          cudaLaunchKernelEx(&config, kernel, in, out, n, tiles, seed, op, state, hook, lines);
-      if (status != cudaSuccess) (void)cudaGetLastError();  // reported here, not by a later check
-      cuda_check(status, function, "cudaLaunchKernelEx (cooperative) of single_pass_kernel");
+      cudaLaunchAttribute cooperative = {};
+      cooperative.id = cudaLaunchAttributeCooperative;
+      cooperative.val.cooperative = 1;
+      launch_with_attribute(function, "cudaLaunchKernelEx (cooperative) of single_pass_kernel", dim3(grid),
+                            dim3(Tune.block_threads), 0, stream,
+                            tiles > 1 ? &cooperative : nullptr,  // one tile waits for nobody
+                            kernel, in, out, n, tiles, seed, op, state, hook, lines);
       return;
     }
   }
