@@ -91,6 +91,7 @@
 #include "tally/device/detail/pipelined_columns.cuh"
 #include "tally/device/detail/segmented_offsets.cuh"
 #include "tally/device/detail/segmented_pipelined.cuh"
+#include "tally/device/detail/segmented_reduce.cuh"
 #include "tally/device/detail/segmented_scan.cuh"
 #include "tally/device/detail/strided_scan.cuh"
 #include "tally/device/detail/whole_lines.cuh"
@@ -226,14 +227,28 @@ void offsets_scan(const char* function, In in, Out out, std::int64_t n, Offsets 
                                offsets_range<Offsets>{offsets, num_segments});
 }
 
-// segmented_reduce with n >= 1: one pass that writes only the segments' results
-// (segmented_offsets.cuh) for a 16-byte aligned pointer to a 4- or 8-byte accumulator
-// type; otherwise the seeded inclusive scan into scratch (n accumulators), then a gather
-// of the segment ends.
+// segmented_reduce with n >= 1, for a 16-byte aligned pointer to a 4- or 8-byte
+// accumulator type: one pass that writes only the segments' results, by long ranges
+// (segmented_reduce.cuh) from 2^24 values on or where segments average at least 4096
+// values, else by tiles (segmented_offsets.cuh: as fast or faster for short segments at
+// 2^20-2^22, docs/perf-notes.md); otherwise the seeded inclusive scan into scratch (n
+// accumulators), then a gather of the segment ends.
+inline constexpr std::int64_t ranges_min_n = std::int64_t{1} << 24;
+inline constexpr std::int64_t ranges_min_mean_length = 4096;
 template <class Acc, class In, class Offsets, class Out, class Op>
 void reduce(const char* function, In in, std::int64_t n, Offsets offsets, std::int64_t num_segments,
             Out out, Acc seed, Op op, const options& o) {
   if constexpr (segmented_offsets::acc_pointer_v<Acc, In>) {
+    if (segmented_reduce::takes<Acc>(in) &&
+        (n >= ranges_min_n || n / num_segments >= ranges_min_mean_length)) {
+      if (o.strategy == scan_strategy::chained) {
+        segmented_reduce::run<chained::protocol>(function, in, out, n, offsets, num_segments, seed, op, o);
+      } else {
+        segmented_reduce::run<decoupled_lookback::protocol>(function, in, out, n, offsets, num_segments,
+                                                            seed, op, o);
+      }
+      return;
+    }
     if (single_pass::aligned_16(in)) {
       tile_kernel<segmented_offsets::mode::reduce>(
           function, in, out, n, segmented_offsets::offsets_source<Offsets>{offsets, num_segments},

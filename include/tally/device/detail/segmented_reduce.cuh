@@ -1,0 +1,470 @@
+// tally/device/detail/segmented_reduce.cuh -- the segmented reduce over CSR offsets, one
+// long RANGE of elements a block, for 16-byte aligned pointers to 4- and 8-byte values.
+//
+// Why a kernel of its own. A reduce reads the values once and writes one value a segment:
+// its floor is half a copy's bytes. The offsets tile kernel (segmented_offsets.cuh, mode
+// reduce) pays, for every tile of 8192 values, a ticket, a search of the offsets and a
+// look-back, and scans every element as a (head, value) pair; with no stores to hide
+// behind, it took the copy's time for 1024 segments of 2^16 (CUB's DeviceSegmentedReduce,
+// a block a segment, half of it). Here a block pays the ticket, the search and the
+// look-back once a range of up to 32 sub-tiles, its copies are in flight while it works,
+// and a thread folds its elements with one operation each where they hold no head
+// (docs/perf-notes.md, "The segmented reduce by ranges": 0.70-0.73x the copy there,
+// from 1.0x). The public call takes it from 2^24 values on, or where segments average
+// 4096 values or more (segmented.cuh); below, the tile kernel measured as fast or faster
+// for short segments.
+//
+// Each block:
+//   0. draws its range's ticket (tile_state.cuh: ranges start in ticket order, so a range
+//      looks back only at ranges that are running or done); one barrier.
+//   1. starts the bulk copies of its first sub-tiles (the copy engine, into a ring of
+//      `buffers` in shared memory) and, while they fly, finds the offsets that fall in its
+//      range [base, end) (segmented_offsets::find_tile_offsets: offsets[j] in [base, end]
+//      for j in [first, last)), sets one bit per boundary offsets[j] in [base, end),
+//      j <= S, in a bitmap of the range (offsets[S] is a boundary too: the elements after
+//      the last segment start a run of their own that no result reads), and notes for
+//      each sub-tile the first j whose segment ends in it (results_from).
+//   2. for each sub-tile of 256 threads x 4 rows x 16 bytes (4096 4-byte or 2048 8-byte
+//      values) in order:
+//      a. the next copy is started into the buffer freed last; this sub-tile's is waited
+//         for (its FULL mbarrier); each thread folds its I = 16 (4-byte) or 8 (8-byte)
+//         consecutive elements into one (head, value) pair, seeded (a head's value is
+//         init op x): a plain fold where the chunk has no head;
+//      b. a warp scan of the pairs gives each thread its prefix where its warp holds a
+//         segment's end (else a warp reduce gives the warp's total); the warps' totals,
+//         behind the carry of the sub-tiles before, give the warps' prefixes and the
+//         next carry (thread 0);
+//      c. each thread that holds a segment's last element writes that element's scanned
+//         value back in place;
+//      d. the segments that END in the sub-tile are gathered: segment j - 1 for the
+//         offsets[j] in (s, s + T] (block 0 also takes those equal to 0), init for an
+//         empty segment. The one segment that began before the range needs the ranges
+//         before it: its part in the range is kept for step 3. The offsets of d are
+//         loaded before a (their latency hides behind a-c).
+//   3. the range's aggregate pair (the carry after its last sub-tile) -> its prefix by the
+//      look-back of the single-pass scans (ranges as tiles; the flag-augmented operator
+//      ends the walk at the first range with a head); the kept segment's result is
+//      prefix op its part. A range with a head and no kept segment publishes its
+//      inclusive value at once and waits for nobody.
+//
+// Correct for any associative operator: every combination is in element order (the warp
+// reduce keeps operand order). With options.deterministic the look-back folds strictly
+// left to right (decoupled_lookback.cuh), and the cut into ranges depends only on n and
+// the device: float results identical run to run.
+//
+// Invalid offsets (decreasing, or beyond n) give unspecified results but no access
+// outside [0, n) of the values, [0, S] of the offsets or [0, S) of out: every bit, staged
+// index and segment index is checked.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+#include <cuda_runtime.h>
+
+#include "tally/core/options.hpp"
+#include "tally/core/segmented.hpp"
+#include "tally/device/detail/cuda_check.cuh"
+#include "tally/device/detail/occupancy.cuh"
+#include "tally/device/detail/pipelined_scan.cuh"
+#include "tally/device/detail/segmented_offsets.cuh"
+#include "tally/device/detail/single_pass_scan.cuh"
+#include "tally/device/detail/tile_state.cuh"
+#include "tally/warp/warp_scan.cuh"
+
+namespace tally::detail::segmented_reduce {
+
+using single_pass::maybe;
+using single_pass::select_value;
+
+inline constexpr int block_threads = 256;
+inline constexpr int sub_tile_rows = 4;
+// The longest range, in sub-tiles: its bitmap (one bit an element) is 16 KiB for 4-byte
+// values. Ranges of 32 sub-tiles measured 0.70x the copy for one segment of 2^26 int32,
+// of 8 sub-tiles 0.82x (the ticket, search and look-back paid four times as often).
+inline constexpr int max_sub_tiles = 32;
+// Offsets a thread loads per round of a sub-tile's gather (more rounds where segments are
+// shorter than 4096 / 256 / gather_loads elements).
+inline constexpr int gather_loads = 2;
+
+// A ring of `buffers` staged sub-tiles (dynamic shared memory: 48 KiB), buffers - 1 of
+// them in flight while one is worked on; three blocks an SM (with the bitmap, 65 KiB of
+// shared memory and at most 85 registers a thread; 72 used).
+inline constexpr int buffers = 3;
+inline constexpr int min_blocks = 3;
+
+template <class Acc>
+using layout = single_pass::layout<block_threads, sub_tile_rows, segmented_offsets::vec_of<Acc>, true>;
+
+template <class Acc>
+constexpr std::int64_t sub_tile_items() {
+  return layout<Acc>::tile_items;
+}
+template <class Acc>
+constexpr int bitmap_words() {
+  return static_cast<int>(sub_tile_items<Acc>() * max_sub_tiles / 32);
+}
+
+// Whether this path takes a call: in is a 16-byte aligned pointer to a 4- or 8-byte Acc.
+template <class Acc, class In>
+bool takes(In in) {
+  if constexpr (segmented_offsets::acc_pointer_v<Acc, In>) {
+    return single_pass::aligned_16(in);
+  } else {
+    return false;
+  }
+}
+
+template <class Protocol, bool Deterministic, class Acc, class Out, class Offsets, class Op>
+__global__ void __launch_bounds__(block_threads, min_blocks)
+    ranges_kernel(const Acc* in, Out out, std::int64_t n, Offsets offsets, std::int64_t segments,
+                  std::int64_t range_items, std::int64_t ranges, Acc init, Op op,
+                  single_pass::tile_state<flagged<Acc>> state) {
+  using L = layout<Acc>;
+  using pair = flagged<Acc>;
+  constexpr int Vec = L::vec;
+  constexpr std::int64_t T = L::tile_items;
+  // the ring of `buffers` staged sub-tiles (dynamic shared memory: more than the 48 KiB a
+  // kernel may declare statically), 128-byte aligned like the scans' staged tiles
+  extern __shared__ __align__(128) unsigned char dynamic_shared[];
+  auto* ring = reinterpret_cast<single_pass::staged_tile<Acc, L>*>(dynamic_shared);
+  __shared__ unsigned bits[bitmap_words<Acc>()];
+  __shared__ int counts[2][L::warps];
+  __shared__ unsigned long long full[buffers];  // a phase per copy into the buffer
+  __shared__ std::int64_t range_index;
+  __shared__ unsigned range_epoch;
+  __shared__ block::detail::uninitialized_array<pair, L::warps> warp_totals;
+  __shared__ block::detail::uninitialized_array<pair, 2> carries;  // by sub-tile parity
+  __shared__ std::int64_t results_from[max_sub_tiles + 1];
+  __shared__ std::int64_t kept_segment;  // the segment that began before the range (-1: none)
+  __shared__ block::detail::uninitialized_array<Acc, 1> kept_part;
+
+  const int lane = warp::lane_id();
+  const int warp_id = static_cast<int>(threadIdx.x) / 32;
+  segmented_op<Op> pair_op{op};  // (the protocol takes it by reference)
+
+  // 0. the range
+  std::int64_t range = 0;
+  unsigned epoch = 0u;
+  if (ranges > 1) {
+    if (threadIdx.x == 0) {
+      const single_pass::ticket t = single_pass::draw_ticket(state.header, ranges);
+      range_index = t.tile;
+      range_epoch = t.epoch;
+    }
+    __syncthreads();  // every thread needs the range before it loads
+    range = range_index;
+    epoch = range_epoch;
+  }
+  const std::int64_t base = range * range_items;
+  const std::int64_t end = base + range_items < n ? base + range_items : n;
+  const int sub_tiles = static_cast<int>((end - base + T - 1) / T);
+
+  // Starts sub-tile st's copy into its buffer of the ring: a whole one by ONE bulk copy
+  // (cp.async.bulk, the copy engine; thread 0), which completes the phase of the buffer's
+  // FULL mbarrier with its bytes; the input's last, partial one by plain loads of every
+  // thread, padded with x_{n-1} (no head in the padding; no result reads it), which reach
+  // the other threads through the barriers between this call and the sub-tile's turn (it
+  // is issued at least one sub-tile ahead, or before the search); thread 0 then completes
+  // the phase without bytes.
+  const auto issue = [&](int st) {
+    auto* values = ring[st % buffers].data();
+    unsigned long long* bar = &full[st % buffers];
+    const std::int64_t s = base + std::int64_t{st} * T;
+    if (s + T <= n) {
+      if (threadIdx.x == 0) {
+        constexpr unsigned bytes = static_cast<unsigned>(T * sizeof(Acc));
+        pipelined::mbarrier_expect(bar, bytes);
+        pipelined::bulk_copy(values, in + s, bytes, bar);
+        pipelined::mbarrier_arrive(bar);
+      }
+    } else {
+      single_pass::stage_tile<L>(values, in, s, n, warp_id, lane);
+      if (threadIdx.x == 0) pipelined::mbarrier_arrive(bar);
+    }
+  };
+  if (threadIdx.x == 0) {
+#pragma unroll
+    for (int b = 0; b < buffers; ++b) pipelined::mbarrier_init(&full[b], 1);
+    // the initialisations are visible to the copy engine before the first copy
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  for (int st = 0; st < buffers - 1 && st < sub_tiles; ++st) issue(st);
+
+  // 1. the range's boundaries: a bitmap, cleared by each thread's words, and where each
+  //    sub-tile's results begin: results_from[st] = the first j whose boundary offsets[j]
+  //    ends a segment in sub-tile st or later (the search's barriers order these
+  //    initialisations before the marking below)
+  for (int w = static_cast<int>(threadIdx.x); w < bitmap_words<Acc>(); w += block_threads) bits[w] = 0u;
+  if (threadIdx.x == 0) kept_segment = -1;
+  std::int64_t first = 0, last = 0;
+  segmented_offsets::find_tile_offsets<block_threads>(offsets, segments, base, end, counts, first, last);
+  // (`last` is known only now; the search ran at least one round, so its barriers
+  // already order the clearing above before the marking)
+  for (int st = static_cast<int>(threadIdx.x); st <= max_sub_tiles; st += block_threads) {
+    results_from[st] = last;
+  }
+  __syncthreads();  // results_from holds `last` everywhere before any thread lowers it
+  // The sub-tile in which offsets[j] (j >= 1) ends segment j - 1: its last element
+  // offsets[j] - 1 lies there; -1 for a boundary at or before base (the range before
+  // takes it), except that block 0 takes those at 0 (empty segments: init).
+  const auto sub_tile_of = [&](std::int64_t j, std::int64_t e) -> int {
+    if (j < 1) return -1;
+    if (e > base) return static_cast<int>((e - 1 - base) / T);
+    return base == 0 ? 0 : -1;
+  };
+  // Eight offsets in flight per thread (and the one before each, an L1 hit, for the
+  // sub-tile of the previous boundary).
+  for (std::int64_t j0 = first; j0 < last; j0 += 8 * block_threads) {
+    std::int64_t o[8], before[8];
+#pragma unroll
+    for (int u = 0; u < 8; ++u) {
+      const std::int64_t j = j0 + u * block_threads + threadIdx.x;
+      const bool in = j < last && j <= segments;
+      o[u] = in ? static_cast<std::int64_t>(offsets[j]) : -1;
+      before[u] = in && j > first ? static_cast<std::int64_t>(offsets[j - 1]) : -1;
+    }
+#pragma unroll
+    for (int u = 0; u < 8; ++u) {
+      const std::int64_t j = j0 + u * block_threads + threadIdx.x;
+      if (j >= last || j > segments) continue;
+      if (o[u] >= base && o[u] < end) {
+        const auto i = static_cast<unsigned>(o[u] - base);
+        atomicOr(&bits[i / 32], 1u << (i % 32));
+      }
+      // the sub-tiles whose results begin at j: those after the previous boundary's
+      // (clamped: invalid offsets must not index outside results_from)
+      int to = sub_tile_of(j, o[u]);
+      int from = j > first ? sub_tile_of(j - 1, before[u]) : -1;
+      to = to < sub_tiles ? to : sub_tiles - 1;
+      from = from >= -1 ? from : -1;
+      for (int st = from + 1; st <= to; ++st) results_from[st] = j;
+    }
+  }
+  __syncthreads();  // every bit and every results_from set before any warp reads them
+
+  // 2. the sub-tiles, in order. carries[st & 1]: the range's pair before sub-tile st
+  //    (absent before the first: st == 0).
+  constexpr int I = static_cast<int>(T / block_threads);  // a thread's consecutive elements
+  constexpr int V = I / Vec;                               // ... in V vectors
+  static_assert(32 % I == 0, "a thread's heads are I bits of one bitmap word");
+  if (threadIdx.x == 0) carries[0] = pair{false, init};  // (defined bits; never combined)
+  for (int st = 0; st < sub_tiles; ++st) {
+    const std::int64_t s = base + std::int64_t{st} * T;
+    const std::int64_t s_end = s + T < end ? s + T : end;
+    // The next sub-tile's copies go into the other buffer (free since the last barrier
+    // of the sub-tile before) and fly while this one is worked on.
+    if (st + buffers - 1 < sub_tiles) issue(st + buffers - 1);
+    // The first round of the gather's offsets, loaded now: their latency hides behind a-c.
+    const std::int64_t j_from = results_from[st];
+    const std::int64_t j_to = results_from[st + 1] > j_from ? results_from[st + 1] : j_from;
+    std::int64_t e[gather_loads], start[gather_loads];
+    const auto load_round = [&](std::int64_t j0) {
+#pragma unroll
+      for (int u = 0; u < gather_loads; ++u) {
+        const std::int64_t j = j0 + u * block_threads + threadIdx.x;
+        const bool in = j < j_to && j >= 1 && j <= segments;
+        e[u] = in ? static_cast<std::int64_t>(offsets[j]) : 0;
+        start[u] = in ? static_cast<std::int64_t>(offsets[j - 1]) : 0;
+      }
+    };
+    load_round(j_from);
+
+    // a. this thread's I consecutive elements and their heads (bits c .. c + I - 1 of the
+    //    range's bitmap), seeded (a head's value is init op x), folded into one pair
+    auto* values = ring[st % buffers].data();
+    pipelined::mbarrier_wait(&full[st % buffers], static_cast<unsigned>(st / buffers) & 1u);  // landed
+    const unsigned c = static_cast<unsigned>(s - base) + threadIdx.x * I;
+    const unsigned heads = (bits[c / 32] >> (c % 32)) & (I == 32 ? ~0u : (1u << (I % 32)) - 1u);
+    // element k of the chunk, seeded (read from shared memory again in c: nothing of it
+    // lives across the barrier)
+    const auto element = [&](const single_pass::vector_of<Acc, Vec>(&w)[V], int k) {
+      const Acc v = w[k / Vec].v[k % Vec];
+      return (heads >> k) & 1u ? static_cast<Acc>(op(init, v)) : v;
+    };
+    const auto read_chunk = [&](single_pass::vector_of<Acc, Vec>(&w)[V]) {
+#pragma unroll
+      for (int v = 0; v < V; ++v) w[v] = values[threadIdx.x * V + v];
+    };
+    // (fast path: a chunk without heads is a plain fold, 1 operation an element)
+    pair mine;
+    {
+      single_pass::vector_of<Acc, Vec> w[V];
+      read_chunk(w);
+      if (heads == 0u) {
+        Acc t = w[0].v[0];
+#pragma unroll
+        for (int k = 1; k < I; ++k) t = static_cast<Acc>(op(t, w[k / Vec].v[k % Vec]));
+        mine = pair{false, t};
+      } else {
+        mine = pair{(heads & 1u) != 0, element(w, 0)};
+#pragma unroll
+        for (int k = 1; k < I; ++k) mine = pair_op(mine, pair{((heads >> k) & 1u) != 0, element(w, k)});
+      }
+    }
+    // The elements that end a segment (a boundary after them) and the sub-tile's last
+    // element: their scanned values are written back in c, for the gather.
+    const unsigned after = c + I;  // the bit after the chunk (none past the bitmap)
+    const unsigned next = after < 32u * bitmap_words<Acc>() ? (bits[after / 32] >> (after % 32)) & 1u : 0u;
+    unsigned ends = (heads >> 1) | (next << (I - 1));
+    const std::int64_t last_local = s_end - 1 - s - std::int64_t{threadIdx.x} * I;
+    if (last_local >= 0 && last_local < I) ends |= 1u << last_local;
+
+    // b. the warp's total, and each thread's exclusive prefix where its warp holds an end
+    //    (a warp scan of the pairs, behind the carry and the warps before). A warp without
+    //    ends needs only its total: without heads a plain warp reduce (operand order kept).
+    const bool warp_ends = __any_sync(warp::full_mask, ends != 0u);
+    const bool warp_heads = __any_sync(warp::full_mask, heads != 0u);
+    pair lanes_before = mine;  // (defined bits; read only where warp_ends)
+    if (warp_ends || warp_heads) {
+      const pair inclusive = warp::inclusive_scan(mine, pair_op);
+      lanes_before = warp::shuffle_up(inclusive, 1u);  // (unused in lane 0)
+      if (lane == 31) warp_totals[warp_id] = inclusive;
+    } else {
+      const Acc total = warp::reduce(mine.value, op);
+      if (lane == 0) warp_totals[warp_id] = pair{false, total};
+    }
+    const int slot = st & 1;  // the carry this sub-tile reads; it writes the other
+    __syncthreads();  // every warp's total is stored before any thread folds them
+    if (threadIdx.x == 0) {
+      // the carry after this sub-tile (thread 0; read by all after the next barrier)
+      maybe<pair> running{static_cast<pair>(carries[slot]), st > 0};
+#pragma unroll
+      for (int w = 0; w < L::warps; ++w) {
+        running = single_pass::then(running, static_cast<pair>(warp_totals[w]), pair_op);
+      }
+      carries[slot ^ 1] = running.value;
+    }
+    maybe<pair> prefix{mine, false};
+    if (warp_ends) {
+      maybe<pair> warp_prefix{static_cast<pair>(carries[slot]), st > 0};
+      for (int w = 0; w < warp_id; ++w) {
+        warp_prefix = single_pass::then(warp_prefix, static_cast<pair>(warp_totals[w]), pair_op);
+      }
+      prefix = lane == 0 ? warp_prefix : single_pass::then(warp_prefix, lanes_before, pair_op);
+    }
+
+    // c. the scanned values of the ends, written back in place (most threads hold none
+    //    where segments are long, and skip this second fold)
+    if (ends != 0u) {
+      single_pass::vector_of<Acc, Vec> w[V];
+      read_chunk(w);
+      Acc* scanned = reinterpret_cast<Acc*>(values) + threadIdx.x * I;
+      maybe<Acc> run{prefix.value.value, prefix.present};
+#pragma unroll
+      for (int k = 0; k < I; ++k) {
+        const Acc v = element(w, k);
+        run = (heads >> k) & 1u ? maybe<Acc>{v, true} : single_pass::then(run, v, op);
+        if ((ends >> k) & 1u) scanned[k] = run.value;
+      }
+    }
+    __syncthreads();  // the scanned ends are written before the gather reads them
+
+    // d. the results of the segments ending here
+    const Acc* scanned = reinterpret_cast<const Acc*>(values);
+    for (std::int64_t j0 = j_from; j0 < j_to; j0 += gather_loads * block_threads) {
+      if (j0 != j_from) load_round(j0);
+#pragma unroll
+      for (int u = 0; u < gather_loads; ++u) {
+        const std::int64_t j = j0 + u * block_threads + threadIdx.x;
+        if (j >= j_to || j < 1 || j > segments) continue;
+        if (start[u] >= e[u]) {
+          out[j - 1] = init;  // an empty segment
+        } else if (e[u] > s && e[u] <= s_end) {
+          const Acc r = scanned[e[u] - 1 - s];
+          if (j == results_from[0] && start[u] < base) {
+            kept_segment = j - 1;  // it began before the range: step 3
+            kept_part[0] = r;
+          } else {
+            out[j - 1] = r;
+          }
+        }
+      }
+    }
+    // This thread's accesses to the buffer (generic proxy) are ordered before the bulk copy
+    // that refills it (async proxy) by this fence and the barrier after it.
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    __syncthreads();  // this buffer and the warp totals are free for the sub-tiles after
+  }
+
+  // 3. the range's prefix (warp 0): the look-back of the single-pass scans over ranges
+  if (warp_id == 0 && ranges > 1) {
+    const pair aggregate = carries[sub_tiles & 1];
+    const bool kept = kept_segment >= 0;
+    maybe<pair> prefix{aggregate, false};
+    if (range > 0 && (kept || !aggregate.head)) {
+      prefix = {Protocol::template exclusive_prefix<Deterministic>(state.descriptors, epoch, range,
+                                                                  aggregate, pair_op),
+                true};
+    }
+    if (lane == 0) {
+      const pair inclusive = prefix.present ? pair_op(prefix.value, aggregate) : aggregate;
+      state.descriptors.store(range, single_pass::make_tag(epoch, single_pass::status_inclusive),
+                              inclusive);
+      if (kept) {
+        const Acc part = kept_part[0];
+        out[kept_segment] = prefix.present ? static_cast<Acc>(op(prefix.value.value, part)) : part;
+      }
+    }
+  }
+
+  // Every 2^29 calls: zero the descriptors past this call's ranges (tile_state.cuh).
+  if (ranges > 1 && single_pass::is_clearing_epoch(epoch)) {
+    for (std::int64_t i = ranges + range * block_threads + threadIdx.x; i < state.capacity;
+         i += ranges * block_threads) {
+      state.descriptors.clear(i);
+    }
+  }
+}
+
+// ---- the host side ------------------------------------------------------------------------
+// The range of a block: as many ranges as the device holds blocks at once (a whole number
+// of such waves, so that no wave runs a few ranges alone), each a whole number of
+// sub-tiles and at most max_sub_tiles of them.
+inline std::int64_t range_items(std::int64_t n, std::int64_t resident, std::int64_t sub_tile) {
+  const std::int64_t longest = sub_tile * max_sub_tiles;
+  const std::int64_t waves = ceil_div(n, resident * longest);
+  return ceil_div(ceil_div(n, resident * waves), sub_tile) * sub_tile;
+}
+
+template <class Protocol, bool Deterministic, class Acc, class Out, class Offsets, class Op>
+void launch(const char* function, const Acc* in, Out out, std::int64_t n, Offsets offsets,
+            std::int64_t segments, Acc init, Op op, const options& o, std::int64_t range) {
+  constexpr auto kernel = &ranges_kernel<Protocol, Deterministic, Acc, Out, Offsets, Op>;
+  constexpr std::size_t ring_bytes = buffers * sizeof(single_pass::staged_tile<Acc, layout<Acc>>);
+  const std::int64_t items =
+      range > 0 ? range
+                : range_items(n, resident_grid<kernel>(block_threads, function, ring_bytes), sub_tile_items<Acc>());
+  if (range > 0) resident_grid<kernel>(block_threads, function, ring_bytes);  // (sets the shared-memory limit)
+  segmented_offsets::with_pair_state<Acc>(
+      function, n, items, o, [&](std::int64_t ranges, single_pass::tile_state<flagged<Acc>> state) {
+        kernel<<<static_cast<unsigned>(ranges), block_threads, ring_bytes, o.stream>>>(
+            in, out, n, offsets, segments, items, ranges, init, op, state);
+        TALLY_CUDA_CHECK_LAUNCH("segmented_reduce ranges_kernel", function);
+      });
+}
+
+// One launch over [0, n), n >= 1 and segments >= 1; the caller checked the arguments and
+// `takes`. `range`: the elements of a range, 0 for the automatic choice; else a multiple of
+// sub_tile_items<Acc>() of at most max_sub_tiles of them (the tests force short and long
+// ranges on small inputs with it).
+template <class Protocol, class Acc, class Out, class Offsets, class Op>
+void run(const char* function, const Acc* in, Out out, std::int64_t n, Offsets offsets,
+         std::int64_t segments, Acc init, Op op, const options& o, std::int64_t range = 0) {
+  constexpr std::int64_t t = sub_tile_items<Acc>();
+  if (range < 0 || range % t != 0 || range > t * max_sub_tiles) {
+    throw_invalid(function, "range", "must be 0 or a multiple of " + std::to_string(t) + " up to " +
+                                         std::to_string(t * max_sub_tiles));
+  }
+  // the deterministic look-back only where it differs (single_pass::launch)
+  if constexpr (Protocol::has_deterministic_mode && !single_pass::exact_values<Acc>::value) {
+    if (o.deterministic) {
+      launch<Protocol, true>(function, in, out, n, offsets, segments, init, op, o, range);
+      return;
+    }
+  }
+  launch<Protocol, false>(function, in, out, n, offsets, segments, init, op, o, range);
+}
+
+}  // namespace tally::detail::segmented_reduce
