@@ -59,6 +59,9 @@
 //   32 elements: one thread per line, or per 16-byte word of four 4-byte lines; rows of
 //   exactly 128 bytes in at most 64 long lines, from 16 MiB on: persistent blocks that
 //   scan a tile while looking back for the one before, device/detail/pipelined_columns.cuh).
+//   segmented_reduce of 16-byte aligned 4- and 8-byte values: from 2^24 values, or a mean
+//   segment length of 4096, long ranges a block (device/detail/segmented_reduce.cuh),
+//   else the tile kernel, both one launch writing only the results.
 //   Launches per call: one for flags, keys, batched and, with the tile kernel, the offsets
 //   forms and segmented_reduce (plus the first-call growth of the per-stream state buffer,
 //   as for tally::inclusive_scan). Otherwise (the pipelined kernel or the pair scan) the
