@@ -76,13 +76,13 @@
 namespace tally::detail::segmented_reduce {
 
 using single_pass::maybe;
-using single_pass::select_value;
 
 inline constexpr int block_threads = 256;
 inline constexpr int sub_tile_rows = 4;
 // The longest range, in sub-tiles: its bitmap (one bit an element) is 16 KiB for 4-byte
 // values. Ranges of 32 sub-tiles measured 0.70x the copy for one segment of 2^26 int32,
-// of 8 sub-tiles 0.82x (the ticket, search and look-back paid four times as often).
+// of 8 sub-tiles (with 4 buffers) 0.82x (the ticket, search and look-back paid four
+// times as often).
 inline constexpr int max_sub_tiles = 32;
 // Offsets a thread loads per round of a sub-tile's gather (more rounds where segments are
 // shorter than 4096 / 256 / gather_loads elements).
