@@ -7,12 +7,16 @@
 // look-back, and scans every element as a (head, value) pair; with no stores to hide
 // behind, it took the copy's time for 1024 segments of 2^16 (CUB's DeviceSegmentedReduce,
 // a block a segment, half of it). Here a block pays the ticket, the search and the
-// look-back once a range of up to 32 sub-tiles, its copies are in flight while it works,
+// look-back once a range of up to 48 sub-tiles, its copies are in flight while it works,
 // and a thread folds its elements with one operation each where they hold no head
 // (docs/perf-notes.md, "The segmented reduce by ranges": 0.70-0.73x the copy there,
-// from 1.0x). The public call takes it from 2^24 values on, or where segments average
-// 4096 values or more (segmented.cuh); below, the tile kernel measured as fast or faster
-// for short segments.
+// from 1.0x). A range with fewer than 16 boundaries (8 for 8-byte values), reduced with a
+// commutative operator that has an identity, skips the sub-tiles: its pieces between
+// boundaries are folded like a plain reduce ("The pieces" below; 0.54-0.55x the copy for
+// segments of 2^16 or one segment, "The pieces of a range" in perf-notes). The public
+// call takes this kernel from 2^24 values on, or where segments average 4096 values or
+// more (segmented.cuh); below, the tile kernel measured as fast or faster for short
+// segments.
 //
 // Each block:
 //   0. draws its range's ticket (tile_state.cuh: ranges start in ticket order, so a range
@@ -20,7 +24,9 @@
 //   1. starts the bulk copies of its first sub-tiles (the copy engine, into a ring of
 //      `buffers` in shared memory) and, while they fly, finds the offsets that fall in its
 //      range [base, end) (segmented_offsets::find_tile_offsets: offsets[j] in [base, end]
-//      for j in [first, last)), sets one bit per boundary offsets[j] in [base, end),
+//      for j in [first, last)). With few of them and a commutative operator that has an
+//      identity, it folds the range's pieces instead of steps 1-2 (fold_pieces below) and
+//      goes on with step 3. Else it sets one bit per boundary offsets[j] in [base, end),
 //      j <= S, in a bitmap of the range (offsets[S] is a boundary too: the elements after
 //      the last segment start a run of their own that no result reads), and notes for
 //      each sub-tile the first j whose segment ends in it (results_from).
@@ -68,6 +74,7 @@
 #include "tally/device/detail/cuda_check.cuh"
 #include "tally/device/detail/occupancy.cuh"
 #include "tally/device/detail/pipelined_scan.cuh"
+#include "tally/device/detail/reduce_common.cuh"
 #include "tally/device/detail/segmented_offsets.cuh"
 #include "tally/device/detail/single_pass_scan.cuh"
 #include "tally/device/detail/tile_state.cuh"
@@ -79,18 +86,20 @@ using single_pass::maybe;
 
 inline constexpr int block_threads = 256;
 inline constexpr int sub_tile_rows = 4;
-// The longest range, in sub-tiles: its bitmap (one bit an element) is 16 KiB for 4-byte
+// The longest range, in sub-tiles: its bitmap (one bit an element) is 24 KiB for 4-byte
 // values. Ranges of 32 sub-tiles measured 0.70x the copy for one segment of 2^26 int32,
 // of 8 sub-tiles (with 4 buffers) 0.82x (the ticket, search and look-back paid four
-// times as often).
-inline constexpr int max_sub_tiles = 32;
+// times as often); 48 sub-tiles make 2^26 4-byte values (or 2^25 8-byte ones) one wave
+// of ranges on an H200 instead of two (0.58 -> 0.54x the copy by pieces, 0.92 -> 0.89x
+// for segments of 1024).
+inline constexpr int max_sub_tiles = 48;
 // Offsets a thread loads per round of a sub-tile's gather (more rounds where segments are
 // shorter than 4096 / 256 / gather_loads elements).
 inline constexpr int gather_loads = 2;
 
 // A ring of `buffers` staged sub-tiles (dynamic shared memory: 48 KiB), buffers - 1 of
-// them in flight while one is worked on; three blocks an SM (with the bitmap, 65 KiB of
-// shared memory and at most 85 registers a thread; 72 used).
+// them in flight while one is worked on; three blocks an SM (with the bitmap, 73 KiB of
+// shared memory and at most 85 registers a thread; 72-80 used).
 inline constexpr int buffers = 3;
 inline constexpr int min_blocks = 3;
 
@@ -116,6 +125,176 @@ bool takes(In in) {
   }
 }
 
+// ---- a range with few boundaries: its pieces -----------------------------------------------
+// Where the operator is commutative and has an identity (reduction::strided_ok_v: plus,
+// minimum, maximum ... on arithmetic types) and a range holds fewer than max_pieces
+// boundaries (segments of about 2^16 values or longer; one segment), the range is cut at
+// its c boundaries bounds[0..c) = offsets[first..last) (all in [base, end]) into c + 1
+// pieces, and each piece is reduced without the sub-tiles' machinery:
+//   piece 0     = [base, bounds[0])        the end of a segment that began before the range
+//                                          (the kept segment) or nothing (no segment there)
+//   piece k     = [bounds[k-1], bounds[k]) segment first + k - 1, whole in the range
+//   piece c     = [bounds[c-1], end)       the start of a segment that ends after it
+//   (c = 0: the whole range is piece 0.)
+// Since no order is needed, each thread takes 16-byte vectors strided by the block (the
+// plain reduce's loads: piece_loads of them in flight a thread, no barrier per sub-tile),
+// keeps one accumulator a lane of the vector, and moves to the next piece when its
+// position passes the next boundary: a thread's positions only grow (first its chunks of the sub-tiles
+// already copied into the ring, then the strided vectors after them, then the tail), so
+// each thread leaves at most c piece boundaries behind. Each thread's partial of each piece
+// goes to a slot of the ring's free buffer; a warp per piece then reduces the piece's
+// slots in a fixed order. Nothing depends on timing, so float results are identical run
+// to run (not equal, bit for bit, to the sub-tile path's: another grouping).
+//
+// The sub-tile path stays for the rest: non-commutative operators (element order), and
+// ranges with many boundaries, where a thread would change pieces every few elements.
+template <class Acc>
+constexpr int max_pieces() {
+  // one slot a thread and piece in a 16 KiB buffer of the ring: 16 pieces of 4-byte
+  // values, 8 of 8-byte ones
+  return static_cast<int>(sizeof(single_pass::staged_tile<Acc, layout<Acc>>) / sizeof(Acc) / block_threads);
+}
+// Vectors a thread loads before it folds any (in flight together): with three blocks an SM,
+// 72 KiB of loads an SM. (8 measured the same for 4-byte values and 0.03x slower for
+// 8-byte ones, which spilled registers.)
+inline constexpr int piece_loads = 6;
+
+// The pieces of range [base, end) (steps above), for the block; c = last - first <
+// max_pieces<Acc>(). `staged` sub-tiles (from base) are in ring buffers 0 .. staged - 1,
+// their copies started (full[b] completes them); ring buffer `buffers - 1` is free and
+// holds the partials. Writes the results of the segments that end in the range, and leaves
+// the range's aggregate pair, the kept segment and its part for the look-back (step 3 of
+// the kernel) in `aggregate`, `kept_segment` and `kept_part`; the caller's barrier orders
+// them before that step.
+template <class Acc, class Out, class Offsets, class Op>
+TALLY_DEVICE void fold_pieces(const Acc* in, Out out, Offsets offsets, std::int64_t segments,
+                              std::int64_t base, std::int64_t end, std::int64_t first, std::int64_t last,
+                              Acc init, Op op, single_pass::staged_tile<Acc, layout<Acc>>* ring,
+                              unsigned long long* full, int staged, std::int64_t* bounds,
+                              flagged<Acc>& aggregate, std::int64_t& kept_segment, Acc& kept_part) {
+  using L = layout<Acc>;
+  constexpr int Vec = L::vec;
+  constexpr std::int64_t T = L::tile_items;
+  constexpr int I = static_cast<int>(T / block_threads);  // a thread's elements of a staged sub-tile
+  constexpr std::int64_t never = INT64_MAX;
+  const int c = static_cast<int>(last - first);
+  const int t = static_cast<int>(threadIdx.x);
+  const int lane = warp::lane_id();
+  const int warp_id = t / 32;
+  if (t < c) bounds[t] = static_cast<std::int64_t>(offsets[first + t]);
+  __syncthreads();  // every bound is stored before any thread walks its elements
+
+  // This thread's piece k, the position where piece k + 1 begins (never for the last
+  // piece) and the end of the fast path (the sooner of that and the range's end).
+  Acc* partial = reinterpret_cast<Acc*>(ring[buffers - 1].data());  // [piece][thread]
+  int k = 0;
+  std::int64_t next = c > 0 ? bounds[0] : never;
+  std::int64_t limit = next < end ? next : end;
+  Acc acc[Vec];
+#pragma unroll
+  for (int w = 0; w < Vec; ++w) acc[w] = identity<Op, Acc>();
+  // piece k is done for this thread: its partial to its slot, on to piece k + 1
+  const auto advance = [&] {
+    Acc v = acc[0];
+#pragma unroll
+    for (int w = 1; w < Vec; ++w) v = static_cast<Acc>(op(v, acc[w]));
+    partial[k * block_threads + t] = v;
+#pragma unroll
+    for (int w = 0; w < Vec; ++w) acc[w] = identity<Op, Acc>();
+    ++k;  // (k reaches c at most: then next is never)
+    next = k < c ? bounds[k] : never;
+    limit = next < end ? next : end;
+  };
+  // the element x at position p < end
+  const auto take_one = [&](Acc x, std::int64_t p) {
+    while (p >= next) advance();
+    acc[0] = static_cast<Acc>(op(acc[0], x));
+  };
+  // the Vec elements at positions p .. p + Vec - 1 (those at end or after are padding)
+  const auto take = [&](const Acc (&x)[Vec], std::int64_t p) {
+    if (p + Vec <= limit) {
+#pragma unroll
+      for (int w = 0; w < Vec; ++w) acc[w] = static_cast<Acc>(op(acc[w], x[w]));
+    } else {
+#pragma unroll
+      for (int w = 0; w < Vec; ++w) {
+        if (p + w < end) take_one(x[w], p + w);
+      }
+    }
+  };
+
+  // the strided vectors after the staged sub-tiles: vector q holds positions q * Vec ..
+  // q * Vec + Vec - 1
+  const uint4* vectors = reinterpret_cast<const uint4*>(in);
+  const std::int64_t q_end = end / Vec;
+  constexpr std::int64_t stride = piece_loads * block_threads;
+  std::int64_t q = (base + staged * T) / Vec + t;
+  uint4 raw[piece_loads];
+  const auto load = [&](std::int64_t from) {
+#pragma unroll
+    for (int u = 0; u < piece_loads; ++u) {
+      if (from + u * block_threads < q_end) raw[u] = __ldg(vectors + from + u * block_threads);
+    }
+  };
+  load(q);  // (in flight while the staged sub-tiles are folded)
+  for (int b = 0; b < staged; ++b) {
+    pipelined::mbarrier_wait(&full[b], 0u);  // landed (its first and only copy)
+    const auto* chunk = ring[b].data() + t * (I / Vec);
+#pragma unroll
+    for (int v = 0; v < I / Vec; ++v) {
+      Acc x[Vec];
+#pragma unroll
+      for (int w = 0; w < Vec; ++w) x[w] = chunk[v].v[w];
+      take(x, base + b * T + std::int64_t{t} * I + v * Vec);
+    }
+  }
+  for (; q < q_end; q += stride) {
+#pragma unroll
+    for (int u = 0; u < piece_loads; ++u) {
+      if (q + u * block_threads < q_end) {
+        Acc x[Vec];
+        memcpy(x, &raw[u], sizeof(x));
+        take(x, (q + u * block_threads) * Vec);
+      }
+    }
+    load(q + stride);  // the next round (the other warps' loads fly meanwhile)
+  }
+  // the last elements, fewer than a vector (the input's end): one a thread
+  if (t < end - q_end * Vec) take_one(in[q_end * Vec + t], q_end * Vec + t);
+  advance();  // this thread's last piece; the ones after it got nothing from it
+  for (int p = k; p <= c; ++p) partial[p * block_threads + t] = identity<Op, Acc>();
+  __syncthreads();  // every slot is stored before the warps reduce them
+
+  // The pieces: warp w reduces pieces w, w + 8, ... (its lanes' slots in a fixed order).
+  // head: the last boundary before end (a head of this range) is bounds[h]; the range's
+  // aggregate is then (head, init op piece h + 1), else (no head, piece 0).
+  int h = -1;
+  for (int b = 0; b < c; ++b) h = bounds[b] < end ? b : h;
+  for (int p = warp_id; p <= c; p += L::warps) {
+    Acc r = partial[p * block_threads + lane];
+#pragma unroll
+    for (int m = 1; m < block_threads / 32; ++m) {
+      r = static_cast<Acc>(op(r, partial[p * block_threads + m * 32 + lane]));
+    }
+    r = warp::reduce(r, op);
+    if (lane != 0) continue;
+    if (p == h + 1) {
+      aggregate = h >= 0 ? flagged<Acc>{true, static_cast<Acc>(op(init, r))} : flagged<Acc>{false, r};
+    }
+    const std::int64_t j = first + p;  // piece p >= 1 ends at offsets[j]: segment j - 1
+    if (p == 0) {
+      // the end of a segment that began before the range, if one ends here (a boundary
+      // at base belongs to the range before)
+      if (c > 0 && first >= 1 && bounds[0] > base) {
+        kept_segment = first - 1;
+        kept_part = r;
+      }
+    } else if (p < c && j <= segments && (bounds[p] > base || base == 0)) {
+      out[j - 1] = bounds[p - 1] >= bounds[p] ? init : static_cast<Acc>(op(init, r));
+    }
+  }
+}
+
 template <class Protocol, bool Deterministic, class Acc, class Out, class Offsets, class Op>
 __global__ void __launch_bounds__(block_threads, min_blocks)
     ranges_kernel(const Acc* in, Out out, std::int64_t n, Offsets offsets, std::int64_t segments,
@@ -136,7 +315,8 @@ __global__ void __launch_bounds__(block_threads, min_blocks)
   __shared__ unsigned range_epoch;
   __shared__ block::detail::uninitialized_array<pair, L::warps> warp_totals;
   __shared__ block::detail::uninitialized_array<pair, 2> carries;  // by sub-tile parity
-  __shared__ std::int64_t results_from[max_sub_tiles + 1];
+  __shared__ std::int64_t results_from[max_sub_tiles + 1];  // (by pieces: the bounds)
+  static_assert(max_pieces<Acc>() <= max_sub_tiles + 1, "the bounds fit in results_from");
   __shared__ std::int64_t kept_segment;  // the segment that began before the range (-1: none)
   __shared__ block::detail::uninitialized_array<Acc, 1> kept_part;
 
@@ -200,192 +380,205 @@ __global__ void __launch_bounds__(block_threads, min_blocks)
   if (threadIdx.x == 0) kept_segment = -1;
   std::int64_t first = 0, last = 0;
   segmented_offsets::find_tile_offsets<block_threads>(offsets, segments, base, end, counts, first, last);
-  // (`last` is known only now; the search ran at least one round, so its barriers
-  // already order the clearing above before the marking)
-  for (int st = static_cast<int>(threadIdx.x); st <= max_sub_tiles; st += block_threads) {
-    results_from[st] = last;
-  }
-  __syncthreads();  // results_from holds `last` everywhere before any thread lowers it
-  // The sub-tile in which offsets[j] (j >= 1) ends segment j - 1: its last element
-  // offsets[j] - 1 lies there; -1 for a boundary at or before base (the range before
-  // takes it), except that block 0 takes those at 0 (empty segments: init).
-  const auto sub_tile_of = [&](std::int64_t j, std::int64_t e) -> int {
-    if (j < 1) return -1;
-    if (e > base) return static_cast<int>((e - 1 - base) / T);
-    return base == 0 ? 0 : -1;
-  };
-  // Eight offsets in flight per thread (and the one before each, an L1 hit, for the
-  // sub-tile of the previous boundary).
-  for (std::int64_t j0 = first; j0 < last; j0 += 8 * block_threads) {
-    std::int64_t o[8], before[8];
-#pragma unroll
-    for (int u = 0; u < 8; ++u) {
-      const std::int64_t j = j0 + u * block_threads + threadIdx.x;
-      const bool in = j < last && j <= segments;
-      o[u] = in ? static_cast<std::int64_t>(offsets[j]) : -1;
-      before[u] = in && j > first ? static_cast<std::int64_t>(offsets[j - 1]) : -1;
-    }
-#pragma unroll
-    for (int u = 0; u < 8; ++u) {
-      const std::int64_t j = j0 + u * block_threads + threadIdx.x;
-      if (j >= last || j > segments) continue;
-      if (o[u] >= base && o[u] < end) {
-        const auto i = static_cast<unsigned>(o[u] - base);
-        atomicOr(&bits[i / 32], 1u << (i % 32));
-      }
-      // the sub-tiles whose results begin at j: those after the previous boundary's
-      // (clamped: invalid offsets must not index outside results_from)
-      int to = sub_tile_of(j, o[u]);
-      int from = j > first ? sub_tile_of(j - 1, before[u]) : -1;
-      to = to < sub_tiles ? to : sub_tiles - 1;
-      from = from >= -1 ? from : -1;
-      for (int st = from + 1; st <= to; ++st) results_from[st] = j;
+  // Few boundaries, and an operator that needs no element order: the pieces (above).
+  bool by_pieces = false;
+  if constexpr (reduction::strided_ok_v<Op, Acc>) {
+    by_pieces = last - first < max_pieces<Acc>();
+    if (by_pieces) {
+      fold_pieces(in, out, offsets, segments, base, end, first, last, init, op, ring, full,
+                  sub_tiles < buffers - 1 ? sub_tiles : buffers - 1, results_from, carries[sub_tiles & 1],
+                  kept_segment, kept_part[0]);
+      __syncthreads();  // the aggregate and the kept segment are stored before step 3 reads them
     }
   }
-  __syncthreads();  // every bit and every results_from set before any warp reads them
-
-  // 2. the sub-tiles, in order. carries[st & 1]: the range's pair before sub-tile st
-  //    (absent before the first: st == 0).
-  constexpr int I = static_cast<int>(T / block_threads);  // a thread's consecutive elements
-  constexpr int V = I / Vec;                               // ... in V vectors
-  static_assert(32 % I == 0, "a thread's heads are I bits of one bitmap word");
-  if (threadIdx.x == 0) carries[0] = pair{false, init};  // (defined bits; never combined)
-  for (int st = 0; st < sub_tiles; ++st) {
-    const std::int64_t s = base + std::int64_t{st} * T;
-    const std::int64_t s_end = s + T < end ? s + T : end;
-    // The next sub-tile's copies go into the other buffer (free since the last barrier
-    // of the sub-tile before) and fly while this one is worked on.
-    if (st + buffers - 1 < sub_tiles) issue(st + buffers - 1);
-    // The first round of the gather's offsets, loaded now: their latency hides behind a-c.
-    const std::int64_t j_from = results_from[st];
-    const std::int64_t j_to = results_from[st + 1] > j_from ? results_from[st + 1] : j_from;
-    std::int64_t e[gather_loads], start[gather_loads];
-    const auto load_round = [&](std::int64_t j0) {
-#pragma unroll
-      for (int u = 0; u < gather_loads; ++u) {
+  if (!by_pieces) {
+    // (`last` is known only now; the search ran at least one round, so its barriers
+    // already order the clearing above before the marking)
+    for (int st = static_cast<int>(threadIdx.x); st <= max_sub_tiles; st += block_threads) {
+      results_from[st] = last;
+    }
+    __syncthreads();  // results_from holds `last` everywhere before any thread lowers it
+    // The sub-tile in which offsets[j] (j >= 1) ends segment j - 1: its last element
+    // offsets[j] - 1 lies there; -1 for a boundary at or before base (the range before
+    // takes it), except that block 0 takes those at 0 (empty segments: init).
+    const auto sub_tile_of = [&](std::int64_t j, std::int64_t e) -> int {
+      if (j < 1) return -1;
+      if (e > base) return static_cast<int>((e - 1 - base) / T);
+      return base == 0 ? 0 : -1;
+    };
+    // Eight offsets in flight per thread (and the one before each, an L1 hit, for the
+    // sub-tile of the previous boundary).
+    for (std::int64_t j0 = first; j0 < last; j0 += 8 * block_threads) {
+      std::int64_t o[8], before[8];
+  #pragma unroll
+      for (int u = 0; u < 8; ++u) {
         const std::int64_t j = j0 + u * block_threads + threadIdx.x;
-        const bool in = j < j_to && j >= 1 && j <= segments;
-        e[u] = in ? static_cast<std::int64_t>(offsets[j]) : 0;
-        start[u] = in ? static_cast<std::int64_t>(offsets[j - 1]) : 0;
+        const bool in = j < last && j <= segments;
+        o[u] = in ? static_cast<std::int64_t>(offsets[j]) : -1;
+        before[u] = in && j > first ? static_cast<std::int64_t>(offsets[j - 1]) : -1;
       }
-    };
-    load_round(j_from);
+  #pragma unroll
+      for (int u = 0; u < 8; ++u) {
+        const std::int64_t j = j0 + u * block_threads + threadIdx.x;
+        if (j >= last || j > segments) continue;
+        if (o[u] >= base && o[u] < end) {
+          const auto i = static_cast<unsigned>(o[u] - base);
+          atomicOr(&bits[i / 32], 1u << (i % 32));
+        }
+        // the sub-tiles whose results begin at j: those after the previous boundary's
+        // (clamped: invalid offsets must not index outside results_from)
+        int to = sub_tile_of(j, o[u]);
+        int from = j > first ? sub_tile_of(j - 1, before[u]) : -1;
+        to = to < sub_tiles ? to : sub_tiles - 1;
+        from = from >= -1 ? from : -1;
+        for (int st = from + 1; st <= to; ++st) results_from[st] = j;
+      }
+    }
+    __syncthreads();  // every bit and every results_from set before any warp reads them
 
-    // a. this thread's I consecutive elements and their heads (bits c .. c + I - 1 of the
-    //    range's bitmap), seeded (a head's value is init op x), folded into one pair
-    auto* values = ring[st % buffers].data();
-    pipelined::mbarrier_wait(&full[st % buffers], static_cast<unsigned>(st / buffers) & 1u);  // landed
-    const unsigned c = static_cast<unsigned>(s - base) + threadIdx.x * I;
-    const unsigned heads = (bits[c / 32] >> (c % 32)) & (I == 32 ? ~0u : (1u << (I % 32)) - 1u);
-    // element k of the chunk, seeded (read from shared memory again in c: nothing of it
-    // lives across the barrier)
-    const auto element = [&](const single_pass::vector_of<Acc, Vec>(&w)[V], int k) {
-      const Acc v = w[k / Vec].v[k % Vec];
-      return (heads >> k) & 1u ? static_cast<Acc>(op(init, v)) : v;
-    };
-    const auto read_chunk = [&](single_pass::vector_of<Acc, Vec>(&w)[V]) {
-#pragma unroll
-      for (int v = 0; v < V; ++v) w[v] = values[threadIdx.x * V + v];
-    };
-    // (fast path: a chunk without heads is a plain fold, 1 operation an element)
-    pair mine;
-    {
-      single_pass::vector_of<Acc, Vec> w[V];
-      read_chunk(w);
-      if (heads == 0u) {
-        Acc t = w[0].v[0];
-#pragma unroll
-        for (int k = 1; k < I; ++k) t = static_cast<Acc>(op(t, w[k / Vec].v[k % Vec]));
-        mine = pair{false, t};
+    // 2. the sub-tiles, in order. carries[st & 1]: the range's pair before sub-tile st
+    //    (absent before the first: st == 0).
+    constexpr int I = static_cast<int>(T / block_threads);  // a thread's consecutive elements
+    constexpr int V = I / Vec;                               // ... in V vectors
+    static_assert(32 % I == 0, "a thread's heads are I bits of one bitmap word");
+    if (threadIdx.x == 0) carries[0] = pair{false, init};  // (defined bits; never combined)
+    for (int st = 0; st < sub_tiles; ++st) {
+      const std::int64_t s = base + std::int64_t{st} * T;
+      const std::int64_t s_end = s + T < end ? s + T : end;
+      // The next sub-tile's copies go into the other buffer (free since the last barrier
+      // of the sub-tile before) and fly while this one is worked on.
+      if (st + buffers - 1 < sub_tiles) issue(st + buffers - 1);
+      // The first round of the gather's offsets, loaded now: their latency hides behind a-c.
+      const std::int64_t j_from = results_from[st];
+      const std::int64_t j_to = results_from[st + 1] > j_from ? results_from[st + 1] : j_from;
+      std::int64_t e[gather_loads], start[gather_loads];
+      const auto load_round = [&](std::int64_t j0) {
+  #pragma unroll
+        for (int u = 0; u < gather_loads; ++u) {
+          const std::int64_t j = j0 + u * block_threads + threadIdx.x;
+          const bool in = j < j_to && j >= 1 && j <= segments;
+          e[u] = in ? static_cast<std::int64_t>(offsets[j]) : 0;
+          start[u] = in ? static_cast<std::int64_t>(offsets[j - 1]) : 0;
+        }
+      };
+      load_round(j_from);
+
+      // a. this thread's I consecutive elements and their heads (bits c .. c + I - 1 of the
+      //    range's bitmap), seeded (a head's value is init op x), folded into one pair
+      auto* values = ring[st % buffers].data();
+      pipelined::mbarrier_wait(&full[st % buffers], static_cast<unsigned>(st / buffers) & 1u);  // landed
+      const unsigned c = static_cast<unsigned>(s - base) + threadIdx.x * I;
+      const unsigned heads = (bits[c / 32] >> (c % 32)) & (I == 32 ? ~0u : (1u << (I % 32)) - 1u);
+      // element k of the chunk, seeded (read from shared memory again in c: nothing of it
+      // lives across the barrier)
+      const auto element = [&](const single_pass::vector_of<Acc, Vec>(&w)[V], int k) {
+        const Acc v = w[k / Vec].v[k % Vec];
+        return (heads >> k) & 1u ? static_cast<Acc>(op(init, v)) : v;
+      };
+      const auto read_chunk = [&](single_pass::vector_of<Acc, Vec>(&w)[V]) {
+  #pragma unroll
+        for (int v = 0; v < V; ++v) w[v] = values[threadIdx.x * V + v];
+      };
+      // (fast path: a chunk without heads is a plain fold, 1 operation an element)
+      pair mine;
+      {
+        single_pass::vector_of<Acc, Vec> w[V];
+        read_chunk(w);
+        if (heads == 0u) {
+          Acc t = w[0].v[0];
+  #pragma unroll
+          for (int k = 1; k < I; ++k) t = static_cast<Acc>(op(t, w[k / Vec].v[k % Vec]));
+          mine = pair{false, t};
+        } else {
+          mine = pair{(heads & 1u) != 0, element(w, 0)};
+  #pragma unroll
+          for (int k = 1; k < I; ++k) mine = pair_op(mine, pair{((heads >> k) & 1u) != 0, element(w, k)});
+        }
+      }
+      // The elements that end a segment (a boundary after them) and the sub-tile's last
+      // element: their scanned values are written back in c, for the gather.
+      const unsigned after = c + I;  // the bit after the chunk (none past the bitmap)
+      const unsigned next = after < 32u * bitmap_words<Acc>() ? (bits[after / 32] >> (after % 32)) & 1u : 0u;
+      unsigned ends = (heads >> 1) | (next << (I - 1));
+      const std::int64_t last_local = s_end - 1 - s - std::int64_t{threadIdx.x} * I;
+      if (last_local >= 0 && last_local < I) ends |= 1u << last_local;
+
+      // b. the warp's total, and each thread's exclusive prefix where its warp holds an end
+      //    (a warp scan of the pairs, behind the carry and the warps before). A warp without
+      //    ends needs only its total: without heads a plain warp reduce (operand order kept).
+      const bool warp_ends = __any_sync(warp::full_mask, ends != 0u);
+      const bool warp_heads = __any_sync(warp::full_mask, heads != 0u);
+      pair lanes_before = mine;  // (defined bits; read only where warp_ends)
+      if (warp_ends || warp_heads) {
+        const pair inclusive = warp::inclusive_scan(mine, pair_op);
+        lanes_before = warp::shuffle_up(inclusive, 1u);  // (unused in lane 0)
+        if (lane == 31) warp_totals[warp_id] = inclusive;
       } else {
-        mine = pair{(heads & 1u) != 0, element(w, 0)};
-#pragma unroll
-        for (int k = 1; k < I; ++k) mine = pair_op(mine, pair{((heads >> k) & 1u) != 0, element(w, k)});
+        const Acc total = warp::reduce(mine.value, op);
+        if (lane == 0) warp_totals[warp_id] = pair{false, total};
       }
-    }
-    // The elements that end a segment (a boundary after them) and the sub-tile's last
-    // element: their scanned values are written back in c, for the gather.
-    const unsigned after = c + I;  // the bit after the chunk (none past the bitmap)
-    const unsigned next = after < 32u * bitmap_words<Acc>() ? (bits[after / 32] >> (after % 32)) & 1u : 0u;
-    unsigned ends = (heads >> 1) | (next << (I - 1));
-    const std::int64_t last_local = s_end - 1 - s - std::int64_t{threadIdx.x} * I;
-    if (last_local >= 0 && last_local < I) ends |= 1u << last_local;
+      const int slot = st & 1;  // the carry this sub-tile reads; it writes the other
+      __syncthreads();  // every warp's total is stored before any thread folds them
+      if (threadIdx.x == 0) {
+        // the carry after this sub-tile (thread 0; read by all after the next barrier)
+        maybe<pair> running{static_cast<pair>(carries[slot]), st > 0};
+  #pragma unroll
+        for (int w = 0; w < L::warps; ++w) {
+          running = single_pass::then(running, static_cast<pair>(warp_totals[w]), pair_op);
+        }
+        carries[slot ^ 1] = running.value;
+      }
+      maybe<pair> prefix{mine, false};
+      if (warp_ends) {
+        maybe<pair> warp_prefix{static_cast<pair>(carries[slot]), st > 0};
+        for (int w = 0; w < warp_id; ++w) {
+          warp_prefix = single_pass::then(warp_prefix, static_cast<pair>(warp_totals[w]), pair_op);
+        }
+        prefix = lane == 0 ? warp_prefix : single_pass::then(warp_prefix, lanes_before, pair_op);
+      }
 
-    // b. the warp's total, and each thread's exclusive prefix where its warp holds an end
-    //    (a warp scan of the pairs, behind the carry and the warps before). A warp without
-    //    ends needs only its total: without heads a plain warp reduce (operand order kept).
-    const bool warp_ends = __any_sync(warp::full_mask, ends != 0u);
-    const bool warp_heads = __any_sync(warp::full_mask, heads != 0u);
-    pair lanes_before = mine;  // (defined bits; read only where warp_ends)
-    if (warp_ends || warp_heads) {
-      const pair inclusive = warp::inclusive_scan(mine, pair_op);
-      lanes_before = warp::shuffle_up(inclusive, 1u);  // (unused in lane 0)
-      if (lane == 31) warp_totals[warp_id] = inclusive;
-    } else {
-      const Acc total = warp::reduce(mine.value, op);
-      if (lane == 0) warp_totals[warp_id] = pair{false, total};
-    }
-    const int slot = st & 1;  // the carry this sub-tile reads; it writes the other
-    __syncthreads();  // every warp's total is stored before any thread folds them
-    if (threadIdx.x == 0) {
-      // the carry after this sub-tile (thread 0; read by all after the next barrier)
-      maybe<pair> running{static_cast<pair>(carries[slot]), st > 0};
-#pragma unroll
-      for (int w = 0; w < L::warps; ++w) {
-        running = single_pass::then(running, static_cast<pair>(warp_totals[w]), pair_op);
+      // c. the scanned values of the ends, written back in place (most threads hold none
+      //    where segments are long, and skip this second fold)
+      if (ends != 0u) {
+        single_pass::vector_of<Acc, Vec> w[V];
+        read_chunk(w);
+        Acc* scanned = reinterpret_cast<Acc*>(values) + threadIdx.x * I;
+        maybe<Acc> run{prefix.value.value, prefix.present};
+  #pragma unroll
+        for (int k = 0; k < I; ++k) {
+          const Acc v = element(w, k);
+          run = (heads >> k) & 1u ? maybe<Acc>{v, true} : single_pass::then(run, v, op);
+          if ((ends >> k) & 1u) scanned[k] = run.value;
+        }
       }
-      carries[slot ^ 1] = running.value;
-    }
-    maybe<pair> prefix{mine, false};
-    if (warp_ends) {
-      maybe<pair> warp_prefix{static_cast<pair>(carries[slot]), st > 0};
-      for (int w = 0; w < warp_id; ++w) {
-        warp_prefix = single_pass::then(warp_prefix, static_cast<pair>(warp_totals[w]), pair_op);
-      }
-      prefix = lane == 0 ? warp_prefix : single_pass::then(warp_prefix, lanes_before, pair_op);
-    }
+      __syncthreads();  // the scanned ends are written before the gather reads them
 
-    // c. the scanned values of the ends, written back in place (most threads hold none
-    //    where segments are long, and skip this second fold)
-    if (ends != 0u) {
-      single_pass::vector_of<Acc, Vec> w[V];
-      read_chunk(w);
-      Acc* scanned = reinterpret_cast<Acc*>(values) + threadIdx.x * I;
-      maybe<Acc> run{prefix.value.value, prefix.present};
-#pragma unroll
-      for (int k = 0; k < I; ++k) {
-        const Acc v = element(w, k);
-        run = (heads >> k) & 1u ? maybe<Acc>{v, true} : single_pass::then(run, v, op);
-        if ((ends >> k) & 1u) scanned[k] = run.value;
-      }
-    }
-    __syncthreads();  // the scanned ends are written before the gather reads them
-
-    // d. the results of the segments ending here
-    const Acc* scanned = reinterpret_cast<const Acc*>(values);
-    for (std::int64_t j0 = j_from; j0 < j_to; j0 += gather_loads * block_threads) {
-      if (j0 != j_from) load_round(j0);
-#pragma unroll
-      for (int u = 0; u < gather_loads; ++u) {
-        const std::int64_t j = j0 + u * block_threads + threadIdx.x;
-        if (j >= j_to || j < 1 || j > segments) continue;
-        if (start[u] >= e[u]) {
-          out[j - 1] = init;  // an empty segment
-        } else if (e[u] > s && e[u] <= s_end) {
-          const Acc r = scanned[e[u] - 1 - s];
-          if (j == results_from[0] && start[u] < base) {
-            kept_segment = j - 1;  // it began before the range: step 3
-            kept_part[0] = r;
-          } else {
-            out[j - 1] = r;
+      // d. the results of the segments ending here
+      const Acc* scanned = reinterpret_cast<const Acc*>(values);
+      for (std::int64_t j0 = j_from; j0 < j_to; j0 += gather_loads * block_threads) {
+        if (j0 != j_from) load_round(j0);
+  #pragma unroll
+        for (int u = 0; u < gather_loads; ++u) {
+          const std::int64_t j = j0 + u * block_threads + threadIdx.x;
+          if (j >= j_to || j < 1 || j > segments) continue;
+          if (start[u] >= e[u]) {
+            out[j - 1] = init;  // an empty segment
+          } else if (e[u] > s && e[u] <= s_end) {
+            const Acc r = scanned[e[u] - 1 - s];
+            if (j == results_from[0] && start[u] < base) {
+              kept_segment = j - 1;  // it began before the range: step 3
+              kept_part[0] = r;
+            } else {
+              out[j - 1] = r;
+            }
           }
         }
       }
+      // This thread's accesses to the buffer (generic proxy) are ordered before the bulk copy
+      // that refills it (async proxy) by this fence and the barrier after it.
+      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+      __syncthreads();  // this buffer and the warp totals are free for the sub-tiles after
     }
-    // This thread's accesses to the buffer (generic proxy) are ordered before the bulk copy
-    // that refills it (async proxy) by this fence and the barrier after it.
-    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-    __syncthreads();  // this buffer and the warp totals are free for the sub-tiles after
   }
 
   // 3. the range's prefix (warp 0): the look-back of the single-pass scans over ranges
