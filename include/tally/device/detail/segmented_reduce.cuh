@@ -259,8 +259,11 @@ TALLY_DEVICE void fold_pieces(const Acc* in, Out out, Offsets offsets, std::int6
     }
     load(q + stride);  // the next round (the other warps' loads fly meanwhile)
   }
-  // the last elements, fewer than a vector (the input's end): one a thread
-  if (t < end - q_end * Vec) take_one(in[q_end * Vec + t], q_end * Vec + t);
+  // the last elements, fewer than a vector (the input's end): one a thread, unless they
+  // lie in a staged sub-tile (then taken above)
+  if (q_end * Vec >= base + staged * T && t < end - q_end * Vec) {
+    take_one(in[q_end * Vec + t], q_end * Vec + t);
+  }
   advance();  // this thread's last piece; the ones after it got nothing from it
   for (int p = k; p <= c; ++p) partial[p * block_threads + t] = identity<Op, Acc>();
   __syncthreads();  // every slot is stored before the warps reduce them
