@@ -60,8 +60,10 @@
 //   exactly 128 bytes in at most 64 long lines, from 16 MiB on: persistent blocks that
 //   scan a tile while looking back for the one before, device/detail/pipelined_columns.cuh).
 //   segmented_reduce of 16-byte aligned 4- and 8-byte values: from 2^24 values, or a mean
-//   segment length of 4096, long ranges a block (device/detail/segmented_reduce.cuh),
-//   else the tile kernel, both one launch writing only the results.
+//   segment length of 4096, long ranges a block (device/detail/segmented_reduce.cuh; a
+//   range of few segment boundaries folded like a plain reduce where the operator is
+//   commutative with an identity), else the tile kernel, both one launch writing only the
+//   results.
 //   Launches per call: one for flags, keys, batched and, with the tile kernel, the offsets
 //   forms and segmented_reduce (plus the first-call growth of the per-stream state buffer,
 //   as for tally::inclusive_scan). Otherwise (the pipelined kernel or the pair scan) the
