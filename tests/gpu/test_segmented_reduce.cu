@@ -2,16 +2,19 @@
 //
 // The public segmented_reduce takes this kernel from 2^24 values on, or where segments
 // average 4096 values or more, so the tests of test_segmented.cu reach it only with long
-// segments. Here it runs directly with ranges forced to 1, 3 and 32 sub-tiles (and the
-// automatic choice), so that on inputs of up to 2^20 values a range holds many sub-tiles,
-// many ranges look back over one another (more ranges than the device holds blocks at
-// once with 1-sub-tile ranges), and segments cross sub-tiles and ranges at every kind of
-// edge: lengths 1, 5, 32, 1000, a sub-tile +- 1, a range +- 1, random lengths with empty
-// segments, one segment of all values, segments not covering the whole array (offsets[0]
-// > 0 and values past offsets[S]); 4- and 8-byte values, a non-commutative operator of
-// each size (affine maps composed in order), init reaching every result (maximum with an
-// init above many values), 32- and 64-bit offsets, both protocols, the deterministic
-// look-back. Each call writes into a buffer one longer than the segments, whose last
+// segments. Here it runs directly with ranges forced to 1, 3 and max_sub_tiles sub-tiles
+// (and the automatic choice), so that on inputs of up to 2^20 values a range holds many
+// sub-tiles, many ranges look back over one another (more ranges than the device holds
+// blocks at once with 1-sub-tile ranges), and segments cross sub-tiles and ranges at
+// every kind of edge: lengths 1, 5, 32, 1000, a sub-tile +- 1, a range +- 1, random
+// lengths with empty segments, one segment of all values, segments not covering the
+// whole array (offsets[0] > 0 and values past offsets[S]); 4- and 8-byte values, a
+// non-commutative operator of each size (affine maps composed in order), init reaching
+// every result (maximum with an init above many values), 32- and 64-bit offsets, both
+// protocols, the deterministic look-back. The commutative operators with an identity
+// (plus, maximum) take the pieces of fold_pieces in every range with few boundaries (long
+// segments, short ranges) and the sub-tiles elsewhere; the affine maps always take the
+// sub-tiles. Each call writes into a buffer one longer than the segments, whose last
 // element must stay poison. Results are compared exactly with tally::cpu::sequential.
 #include <cstdint>
 #include <random>

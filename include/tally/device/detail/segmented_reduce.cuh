@@ -128,9 +128,10 @@ bool takes(In in) {
 // ---- a range with few boundaries: its pieces -----------------------------------------------
 // Where the operator is commutative and has an identity (reduction::strided_ok_v: plus,
 // minimum, maximum ... on arithmetic types) and a range holds fewer than max_pieces
-// boundaries (segments of about 2^16 values or longer; one segment), the range is cut at
-// its c boundaries bounds[0..c) = offsets[first..last) (all in [base, end]) into c + 1
-// pieces, and each piece is reduced without the sub-tiles' machinery:
+// boundaries (segments of more than about 12,000 values in ranges of 48 sub-tiles; one
+// segment), the range is cut at its c boundaries bounds[0..c) = offsets[first..last) (all
+// in [base, end]) into c + 1 pieces, and each piece is reduced without the sub-tiles'
+// machinery:
 //   piece 0     = [base, bounds[0])        the end of a segment that began before the range
 //                                          (the kept segment) or nothing (no segment there)
 //   piece k     = [bounds[k-1], bounds[k]) segment first + k - 1, whole in the range
