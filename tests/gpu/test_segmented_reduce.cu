@@ -1,7 +1,7 @@
 // GPU segmented reduce by long ranges (device/detail/segmented_reduce.cuh).
 //
 // The public segmented_reduce takes this kernel from 2^24 values on, or where segments
-// average 4096 values or more, so the tests of test_segmented.cu reach it only with long
+// average 8 KiB or more, so the tests of test_segmented.cu reach it only with long
 // segments. Here it runs directly with ranges forced to 1, 3 and max_sub_tiles sub-tiles
 // (and the automatic choice), so that on inputs of up to 2^20 values a range holds many
 // sub-tiles, many ranges look back over one another (more ranges than the device holds
@@ -12,8 +12,10 @@
 // non-commutative operator of each size (affine maps composed in order), init reaching
 // every result (maximum with an init above many values), 32- and 64-bit offsets, both
 // protocols, the deterministic look-back. The commutative operators with an identity
-// (plus, maximum) take the pieces of fold_pieces in every range with few boundaries (long
-// segments, short ranges) and the sub-tiles elsewhere; the affine maps always take the
+// (plus, maximum) take the pieces of fold_pieces in every range whose segments average
+// 2 KiB or more (lengths 1000 in ranges of 48 sub-tiles, a sub-tile and longer; the
+// input's partial last vector in a row of its own or in a staged sub-tile) and the
+// sub-tiles elsewhere; the affine maps always take the
 // sub-tiles. Each call writes into a buffer one longer than the segments, whose last
 // element must stay poison. Results are compared exactly with tally::cpu::sequential.
 #include <cstdint>
@@ -157,7 +159,8 @@ TEST(SegmentedReduceRanges, PublicDispatch) {
   const i64 n = quick() ? (i64{1} << 17) : (i64{1} << 20);
   const auto h = values<T>(static_cast<std::size_t>(n), 509);
   const device_buffer<T> in(h);
-  for (const i64 len : {i64{40}, i64{5000}, n}) {
+  // (tiles below a mean of 8 KiB, ranges from it: 2048 values of 4 bytes)
+  for (const i64 len : {i64{40}, i64{1500}, i64{2048}, i64{5000}, n}) {
     std::vector<std::int32_t> off{0};
     while (off.back() < n) off.push_back(static_cast<std::int32_t>(off.back() + len < n ? off.back() + len : n));
     const i64 segments = static_cast<i64>(off.size()) - 1;

@@ -60,10 +60,10 @@
 //   exactly 128 bytes in at most 64 long lines, from 16 MiB on: persistent blocks that
 //   scan a tile while looking back for the one before, device/detail/pipelined_columns.cuh).
 //   segmented_reduce of 16-byte aligned 4- and 8-byte values: from 2^24 values, or a mean
-//   segment length of 4096, long ranges a block (device/detail/segmented_reduce.cuh; a
-//   range of few segment boundaries folded like a plain reduce where the operator is
-//   commutative with an identity), else the tile kernel, both one launch writing only the
-//   results.
+//   segment of 8 KiB, long ranges a block (device/detail/segmented_reduce.cuh; a range
+//   whose segments average 2 KiB or more folded like a plain reduce, by warps, where
+//   the operator is commutative with an identity), else the tile kernel, both one launch
+//   writing only the results.
 //   Launches per call: one for flags, keys, batched and, with the tile kernel, the offsets
 //   forms and segmented_reduce (plus the first-call growth of the per-stream state buffer,
 //   as for tally::inclusive_scan). Otherwise (the pipelined kernel or the pair scan) the
@@ -234,18 +234,20 @@ void offsets_scan(const char* function, In in, Out out, std::int64_t n, Offsets 
 
 // segmented_reduce with n >= 1, for a 16-byte aligned pointer to a 4- or 8-byte
 // accumulator type: one pass that writes only the segments' results, by long ranges
-// (segmented_reduce.cuh) from 2^24 values on or where segments average at least 4096
-// values, else by tiles (segmented_offsets.cuh: as fast or faster for short segments at
-// 2^20-2^22, docs/perf-notes.md); otherwise the seeded inclusive scan into scratch (n
+// (segmented_reduce.cuh) from 2^24 values on or where segments average at least 8 KiB
+// (2048 4-byte values, 1024 8-byte ones), else by tiles (segmented_offsets.cuh: as fast or
+// faster for shorter segments at 2^20-2^22 where the lengths vary, docs/perf-notes.md,
+// "The pieces by warps"); otherwise the seeded inclusive scan into scratch (n
 // accumulators), then a gather of the segment ends.
 inline constexpr std::int64_t ranges_min_n = std::int64_t{1} << 24;
-inline constexpr std::int64_t ranges_min_mean_length = 4096;
+inline constexpr std::int64_t ranges_min_mean_bytes = 8192;
 template <class Acc, class In, class Offsets, class Out, class Op>
 void reduce(const char* function, In in, std::int64_t n, Offsets offsets, std::int64_t num_segments,
             Out out, Acc seed, Op op, const options& o) {
   if constexpr (segmented_offsets::acc_pointer_v<Acc, In>) {
     if (segmented_reduce::takes<Acc>(in) &&
-        (n >= ranges_min_n || n / num_segments >= ranges_min_mean_length)) {
+        (n >= ranges_min_n ||
+         n / num_segments * static_cast<std::int64_t>(sizeof(Acc)) >= ranges_min_mean_bytes)) {
       if (o.strategy == scan_strategy::chained) {
         segmented_reduce::run<chained::protocol>(function, in, out, n, offsets, num_segments, seed, op, o);
       } else {

@@ -10,12 +10,13 @@
 // look-back once a range of up to 48 sub-tiles, its copies are in flight while it works,
 // and a thread folds its elements with one operation each where they hold no head
 // (docs/perf-notes.md, "The segmented reduce by ranges": 0.70-0.73x the copy there,
-// from 1.0x). A range with fewer than 16 boundaries (8 for 8-byte values), reduced with a
-// commutative operator that has an identity, skips the sub-tiles: its pieces between
-// boundaries are folded like a plain reduce ("The pieces" below; 0.54-0.55x the copy for
-// segments of 2^16 or one segment, "The pieces of a range" in perf-notes). The public
-// call takes this kernel from 2^24 values on, or where segments average 4096 values or
-// more (segmented.cuh); below, the tile kernel measured as fast or faster for short
+// from 1.0x). A range whose segments average 2 KiB or more, reduced with a commutative
+// operator that has an identity, skips the sub-tiles: its pieces between boundaries are
+// folded like a plain reduce, by warps ("The pieces" below; at 2^26 int32 0.53-0.55x the
+// copy for segments of 4096 or longer, 0.64x for segments of 1024, 0.68x for random
+// lengths of mean 1000; perf-notes "The pieces of a range" and "The pieces by warps").
+// The public call takes this kernel from 2^24 values on, or where segments average 8 KiB
+// or more (segmented.cuh); below, the tile kernel measured as fast or faster for shorter
 // segments.
 //
 // Each block:
@@ -24,9 +25,9 @@
 //   1. starts the bulk copies of its first sub-tiles (the copy engine, into a ring of
 //      `buffers` in shared memory) and, while they fly, finds the offsets that fall in its
 //      range [base, end) (segmented_offsets::find_tile_offsets: offsets[j] in [base, end]
-//      for j in [first, last)). With few of them and a commutative operator that has an
-//      identity, it folds the range's pieces instead of steps 1-2 (fold_pieces below) and
-//      goes on with step 3. Else it sets one bit per boundary offsets[j] in [base, end),
+//      for j in [first, last)). With few enough of them (pieces_take) and a commutative
+//      operator that has an identity, it folds the range's pieces instead of steps 1-2
+//      (fold_pieces below) and goes on with step 3. Else it sets one bit per boundary offsets[j] in [base, end),
 //      j <= S, in a bitmap of the range (offsets[S] is a boundary too: the elements after
 //      the last segment start a run of their own that no result reads), and notes for
 //      each sub-tile the first j whose segment ends in it (results_from).
@@ -127,109 +128,189 @@ bool takes(In in) {
 
 // ---- a range with few boundaries: its pieces -----------------------------------------------
 // Where the operator is commutative and has an identity (reduction::strided_ok_v: plus,
-// minimum, maximum ... on arithmetic types) and a range holds fewer than max_pieces
-// boundaries (segments of more than about 12,000 values in ranges of 48 sub-tiles; one
-// segment), the range is cut at its c boundaries bounds[0..c) = offsets[first..last) (all
-// in [base, end]) into c + 1 pieces, and each piece is reduced without the sub-tiles'
-// machinery:
+// minimum, maximum ... on arithmetic types) and a range holds few enough boundaries
+// (segments of 2 KiB or more on average: pieces_take below), the range is cut at its c
+// boundaries bounds[0..c) = offsets[first..last) (all in [base, end]) into c + 1 pieces,
+// and each piece is reduced without the sub-tiles' machinery:
 //   piece 0     = [base, bounds[0])        the end of a segment that began before the range
 //                                          (the kept segment) or nothing (no segment there)
 //   piece k     = [bounds[k-1], bounds[k]) segment first + k - 1, whole in the range
 //   piece c     = [bounds[c-1], end)       the start of a segment that ends after it
 //   (c = 0: the whole range is piece 0.)
-// Since no order is needed, each thread takes 16-byte vectors strided by the block (the
-// plain reduce's loads: piece_loads of them in flight a thread, no barrier per sub-tile),
-// keeps one accumulator a lane of the vector, and moves to the next piece when its
-// position passes the next boundary: a thread's positions only grow (first its chunks of the sub-tiles
-// already copied into the ring, then the strided vectors after them, then the tail), so
-// each thread leaves at most c piece boundaries behind. Each thread's partial of each piece
-// goes to a slot of the ring's free buffer; a warp per piece then reduces the piece's
-// slots in a fixed order. Nothing depends on timing, so float results are identical run
-// to run (not equal, bit for bit, to the sub-tile path's: another grouping).
+// Since no order is needed, the block reads the range ROW by row as the plain reduce does:
+// a row is 256 16-byte vectors, one a thread (piece_loads rows in flight a thread, no
+// barrier per sub-tile); warp w's part of a row is its 32 consecutive vectors, a SPAN of
+// 32 x Vec elements. Each thread keeps one accumulator a lane of its vector. A warp is in
+// one piece k at a time (its positions only grow: first its rows of the sub-tiles already
+// copied into the ring, then the strided rows after them, the input's partial last vector
+// in its row); a span wholly before the next boundary is folded with one operation an
+// element (most spans: a range holds at most one boundary a row or so). At a boundary the
+// warp reduces its lanes into its SLOT (k, w) and goes on to piece k + 1: at the start of
+// a span that begins at or after the boundary, or, where the boundary falls inside the
+// span, after folding the span's elements before it (element by element, several times
+// where a span holds several boundaries). So every warp passes every boundary of the
+// range once; a slot is written once. After the rows, piece p is slot (p, 0) op ... op
+// (p, 7), in that order. Nothing depends on timing, so float results are identical run to
+// run (not equal, bit for bit, to the sub-tile path's: another grouping).
 //
 // The sub-tile path stays for the rest: non-commutative operators (element order), and
-// ranges with many boundaries, where a thread would change pieces every few elements.
+// ranges with many boundaries, where each one's cost to every warp outweighs the
+// sub-tiles' work.
 template <class Acc>
 constexpr int max_pieces() {
-  // one slot a thread and piece in a 16 KiB buffer of the ring: 16 pieces of 4-byte
-  // values, 8 of 8-byte ones
-  return static_cast<int>(sizeof(single_pass::staged_tile<Acc, layout<Acc>>) / sizeof(Acc) / block_threads);
+  // the slots, warps x sizeof(Acc) bytes a piece, in a 16 KiB buffer of the ring: 512
+  // pieces of 4-byte values, 256 of 8-byte ones
+  return static_cast<int>(sizeof(single_pass::staged_tile<Acc, layout<Acc>>) / sizeof(Acc) /
+                          layout<Acc>::warps);
+}
+// The shortest mean piece that the pieces take, in bytes: every boundary costs every warp a
+// reduce of its lanes, and a boundary inside a span a fold element by element. Near 2 KiB
+// the two paths cost about the same (2^26 int32, x the copy: segments of 512 values 1.02
+// by pieces, 0.99 by sub-tiles; of 768, 0.95 and 0.92; 2^25 double, segments of 256: 1.00
+// and 1.00), above it the pieces win (int32 segments of 1024 0.64 against 0.89). The rule
+// is per range and the ranges make one wave, so the slowest range sets the time: a rule at
+// 3.5 KiB sent a few ranges of random lengths of mean 4 KiB to the sub-tiles, 0.72x the
+// copy against 0.68 with the rule at 2 KiB (docs/perf-notes.md, "The pieces by warps").
+inline constexpr std::int64_t min_piece_bytes = 2048;
+// Whether a range of `items` elements with c boundaries takes the pieces.
+template <class Acc>
+TALLY_DEVICE TALLY_FORCEINLINE bool pieces_take(std::int64_t c, std::int64_t items) {
+  return c < max_pieces<Acc>() && c * min_piece_bytes <= items * static_cast<std::int64_t>(sizeof(Acc));
+}
+// A warp's 32 values folded, for a commutative operator (no operand order to keep): the
+// result in every lane, by a butterfly of shuffles.
+template <class Acc, class Op>
+TALLY_DEVICE TALLY_FORCEINLINE Acc fold_lanes(Acc v, Op op) {
+#pragma unroll
+  for (int m = 1; m < 32; m *= 2) v = static_cast<Acc>(op(v, warp::shuffle_xor(v, m)));
+  return v;
+}
+// *slot = v in lane 0 only, by one predicated store instruction. Not `if (lane == 0)`: in
+// the walk of fold_pieces the compiler hoisted that test out of the loops, making one copy
+// of the walk for lane 0 and one for the other lanes, so that the warp's shuffles ran
+// diverged, on their slow path (segments of 1024: 1.7x the copy instead of 0.65;
+// docs/perf-notes.md, "The pieces by warps"). An asm statement has no branch to hoist. (No
+// "memory" clobber: it kept the compiler from moving the next round's loads ahead of the
+// walk, 0.73 against 0.68x the copy for random lengths; the barrier after the walk orders
+// the store before the slots are read.)
+template <class Acc>
+TALLY_DEVICE TALLY_FORCEINLINE void store_if_lane_0(Acc* slot, Acc v, int lane) {
+  static_assert(sizeof(Acc) == 4 || sizeof(Acc) == 8, "4- and 8-byte values");
+  const auto address = static_cast<unsigned>(__cvta_generic_to_shared(slot));
+  if constexpr (sizeof(Acc) == 4) {
+    unsigned bits;
+    memcpy(&bits, &v, 4);
+    asm volatile("{ .reg .pred p; setp.eq.s32 p, %0, 0; @p st.shared.b32 [%1], %2; }" ::"r"(lane),
+                 "r"(address), "r"(bits));
+  } else {
+    unsigned long long bits;
+    memcpy(&bits, &v, 8);
+    asm volatile("{ .reg .pred p; setp.eq.s32 p, %0, 0; @p st.shared.b64 [%1], %2; }" ::"r"(lane),
+                 "r"(address), "l"(bits));
+  }
 }
 // Vectors a thread loads before it folds any (in flight together): with three blocks an SM,
 // 72 KiB of loads an SM. (8 measured the same for 4-byte values and 0.03x slower for
 // 8-byte ones, which spilled registers.)
 inline constexpr int piece_loads = 6;
 
-// The pieces of range [base, end) (steps above), for the block; c = last - first <
-// max_pieces<Acc>(). `staged` sub-tiles (from base) are in ring buffers 0 .. staged - 1,
+// The pieces of range [base, end) (steps above), for the block; pieces_take(c = last -
+// first, end - base). `staged` sub-tiles (from base) are in ring buffers 0 .. staged - 1,
 // their copies started (full[b] completes them); ring buffer `buffers - 1` is free and
-// holds the partials. Writes the results of the segments that end in the range, and leaves
-// the range's aggregate pair, the kept segment and its part for the look-back (step 3 of
-// the kernel) in `aggregate`, `kept_segment` and `kept_part`; the caller's barrier orders
-// them before that step.
+// holds the slots; `bounds` holds the c boundaries, relative to base. Writes the results of
+// the segments that end in the range, and leaves the range's aggregate pair, the kept
+// segment and its part for the look-back (step 3 of the kernel) in `aggregate`,
+// `kept_segment` and `kept_part`; the caller's barrier orders them before that step.
 template <class Acc, class Out, class Offsets, class Op>
 TALLY_DEVICE void fold_pieces(const Acc* in, Out out, Offsets offsets, std::int64_t segments,
                               std::int64_t base, std::int64_t end, std::int64_t first, std::int64_t last,
                               Acc init, Op op, single_pass::staged_tile<Acc, layout<Acc>>* ring,
-                              unsigned long long* full, int staged, std::int64_t* bounds,
+                              unsigned long long* full, int staged, int* bounds,
                               flagged<Acc>& aggregate, std::int64_t& kept_segment, Acc& kept_part) {
   using L = layout<Acc>;
   constexpr int Vec = L::vec;
-  constexpr std::int64_t T = L::tile_items;
-  constexpr int I = static_cast<int>(T / block_threads);  // a thread's elements of a staged sub-tile
-  constexpr std::int64_t never = INT64_MAX;
+  constexpr int T = static_cast<int>(L::tile_items);
+  constexpr int span_items = 32 * Vec;                        // a warp's part of a row
+  constexpr int rows_per_sub_tile = T / (block_threads * Vec);  // a staged sub-tile's rows
+  constexpr int never = INT32_MAX;
+  // Positions relative to base: a range holds at most max_sub_tiles x T elements.
+  static_assert(std::int64_t{max_sub_tiles} * T < INT32_MAX / 2, "positions in a range fit an int");
   const int c = static_cast<int>(last - first);
+  const int end_at = static_cast<int>(end - base);
   const int t = static_cast<int>(threadIdx.x);
   const int lane = warp::lane_id();
   const int warp_id = t / 32;
-  if (t < c) bounds[t] = static_cast<std::int64_t>(offsets[first + t]);
-  __syncthreads();  // every bound is stored before any thread walks its elements
+  for (int b = t; b < c; b += block_threads) {
+    // (clamped: invalid offsets give unspecified results, not positions outside the range)
+    const auto o = static_cast<std::int64_t>(offsets[first + b]) - base;
+    bounds[b] = static_cast<int>(o < 0 ? 0 : o > end_at ? end_at : o);
+  }
+  __syncthreads();  // every bound is stored before any warp walks its rows
 
-  // This thread's piece k, the position where piece k + 1 begins (never for the last
-  // piece) and the end of the fast path (the sooner of that and the range's end).
-  Acc* partial = reinterpret_cast<Acc*>(ring[buffers - 1].data());  // [piece][thread]
+  // This warp's piece k, the position where piece k + 1 begins (never for the last piece)
+  // and the end of the fast path (the sooner of that and the range's end).
+  Acc* slots = reinterpret_cast<Acc*>(ring[buffers - 1].data());  // [piece][warp]
   int k = 0;
-  std::int64_t next = c > 0 ? bounds[0] : never;
-  std::int64_t limit = next < end ? next : end;
+  int next = c > 0 ? bounds[0] : never;
+  int limit = next < end_at ? next : end_at;
   Acc acc[Vec];
 #pragma unroll
   for (int w = 0; w < Vec; ++w) acc[w] = identity<Op, Acc>();
-  // piece k is done for this thread: its partial to its slot, on to piece k + 1
+  // piece k is done for this warp (every lane): its lanes reduced into slot (k, warp), on
+  // to piece k + 1
   const auto advance = [&] {
     Acc v = acc[0];
 #pragma unroll
     for (int w = 1; w < Vec; ++w) v = static_cast<Acc>(op(v, acc[w]));
-    partial[k * block_threads + t] = v;
+    v = fold_lanes(v, op);
+    store_if_lane_0(&slots[k * L::warps + warp_id], v, lane);
 #pragma unroll
     for (int w = 0; w < Vec; ++w) acc[w] = identity<Op, Acc>();
-    ++k;  // (k reaches c at most: then next is never)
+    ++k;  // (k reaches c + 1 at most: next is never from c on)
     next = k < c ? bounds[k] : never;
-    limit = next < end ? next : end;
+    limit = next < end_at ? next : end_at;
   };
-  // the element x at position p < end
-  const auto take_one = [&](Acc x, std::int64_t p) {
-    while (p >= next) advance();
-    acc[0] = static_cast<Acc>(op(acc[0], x));
+  // this lane's elements x at positions p .. p + Vec - 1 that lie in [from, to)
+  const auto fold_between = [&](const Acc (&x)[Vec], bool valid, int p, int from, int to) {
+#pragma unroll
+    for (int w = 0; w < Vec; ++w) {
+      if (valid && p + w >= from && p + w < to) acc[w] = static_cast<Acc>(op(acc[w], x[w]));
+    }
   };
-  // the Vec elements at positions p .. p + Vec - 1 (those at end or after are padding)
-  const auto take = [&](const Acc (&x)[Vec], std::int64_t p) {
-    if (p + Vec <= limit) {
+  // One span of the warp, from position `span` (every lane of the warp, together): this
+  // lane's vector x at position p (`valid`: it holds elements; those at end or after are
+  // padding).
+  const auto take_span = [&](const Acc (&x)[Vec], bool valid, int p, int span) {
+    // (every condition below is the same in every lane: the branches are the warp's)
+    if (span + span_items > limit) {
+      while (next <= span) advance();  // pieces that end before the span: nothing of it
+      if (span + span_items > limit) {
+        // a boundary, or the range's end, inside the span: element by element
+        int from = span;
+        while (next < span + span_items) {
+          fold_between(x, valid, p, from, limit);
+          from = next;
+          advance();
+        }
+        fold_between(x, valid, p, from, end_at);
+        return;
+      }
+    }
+    if (valid) {  // the whole span in piece k (most spans)
 #pragma unroll
       for (int w = 0; w < Vec; ++w) acc[w] = static_cast<Acc>(op(acc[w], x[w]));
-    } else {
-#pragma unroll
-      for (int w = 0; w < Vec; ++w) {
-        if (p + w < end) take_one(x[w], p + w);
-      }
     }
   };
 
-  // the strided vectors after the staged sub-tiles: vector q holds positions q * Vec ..
-  // q * Vec + Vec - 1
+  // the strided rows after the staged sub-tiles: vector q holds positions q * Vec ..
+  // q * Vec + Vec - 1 (absolute); the input's last, partial vector (q_end, where end is not
+  // a multiple of Vec) is read element by element, in its row like the others, so that
+  // every warp's positions only grow
   const uint4* vectors = reinterpret_cast<const uint4*>(in);
-  const std::int64_t q_end = end / Vec;
+  const std::int64_t q_end = end / Vec;                 // whole vectors before it
+  const std::int64_t q_stop = (end + Vec - 1) / Vec;   // ... and the partial one
   constexpr std::int64_t stride = piece_loads * block_threads;
-  std::int64_t q = (base + staged * T) / Vec + t;
+  std::int64_t q = (base + std::int64_t{staged} * T) / Vec + t;
   uint4 raw[piece_loads];
   const auto load = [&](std::int64_t from) {
 #pragma unroll
@@ -240,60 +321,59 @@ TALLY_DEVICE void fold_pieces(const Acc* in, Out out, Offsets offsets, std::int6
   load(q);  // (in flight while the staged sub-tiles are folded)
   for (int b = 0; b < staged; ++b) {
     pipelined::mbarrier_wait(&full[b], 0u);  // landed (its first and only copy)
-    const auto* chunk = ring[b].data() + t * (I / Vec);
 #pragma unroll
-    for (int v = 0; v < I / Vec; ++v) {
+    for (int r = 0; r < rows_per_sub_tile; ++r) {
+      const int v = r * block_threads + t;  // this thread's vector of the sub-tile's row r
       Acc x[Vec];
 #pragma unroll
-      for (int w = 0; w < Vec; ++w) x[w] = chunk[v].v[w];
-      take(x, base + b * T + std::int64_t{t} * I + v * Vec);
+      for (int w = 0; w < Vec; ++w) x[w] = ring[b].data()[v].v[w];
+      const int p = b * T + v * Vec;
+      take_span(x, true, p, p - lane * Vec);
     }
   }
-  for (; q < q_end; q += stride) {
+  // (the loop runs while the WARP's first vector is before q_stop, not each lane's: every
+  // lane of a warp takes every span, since the warp reduces its lanes together)
+  for (; q - lane < q_stop; q += stride) {
 #pragma unroll
     for (int u = 0; u < piece_loads; ++u) {
-      if (q + u * block_threads < q_end) {
-        Acc x[Vec];
-        memcpy(x, &raw[u], sizeof(x));
-        take(x, (q + u * block_threads) * Vec);
+      const std::int64_t at = q + u * block_threads;
+      Acc x[Vec];
+      memcpy(x, &raw[u], sizeof(x));
+      if (at == q_end && q_end < q_stop) {  // the partial vector (one lane of the range)
+#pragma unroll
+        for (int w = 0; w < Vec; ++w) x[w] = at * Vec + w < end ? in[at * Vec + w] : identity<Op, Acc>();
       }
+      const int p = static_cast<int>(at * Vec - base);
+      take_span(x, at < q_stop, p, p - lane * Vec);
     }
     load(q + stride);  // the next round (the other warps' loads fly meanwhile)
   }
-  // the last elements, fewer than a vector (the input's end): one a thread, unless they
-  // lie in a staged sub-tile (then taken above)
-  if (q_end * Vec >= base + staged * T && t < end - q_end * Vec) {
-    take_one(in[q_end * Vec + t], q_end * Vec + t);
+  advance();  // this warp's last piece; the ones after it got nothing from it
+  for (int p = k; p <= c; ++p) {
+    if (lane == 0) slots[p * L::warps + warp_id] = identity<Op, Acc>();
   }
-  advance();  // this thread's last piece; the ones after it got nothing from it
-  for (int p = k; p <= c; ++p) partial[p * block_threads + t] = identity<Op, Acc>();
-  __syncthreads();  // every slot is stored before the warps reduce them
+  __syncthreads();  // every slot is stored before the pieces are summed
 
-  // The pieces: warp w reduces pieces w, w + 8, ... (its lanes' slots in a fixed order).
-  // head: the last boundary before end (a head of this range) is bounds[h]; the range's
-  // aggregate is then (head, init op piece h + 1), else (no head, piece 0).
-  int h = -1;
-  for (int b = 0; b < c; ++b) h = bounds[b] < end ? b : h;
-  for (int p = warp_id; p <= c; p += L::warps) {
-    Acc r = partial[p * block_threads + lane];
+  // The pieces: thread t sums pieces t, t + 256, ... (the warps' slots in order).
+  for (int p = t; p <= c; p += block_threads) {
+    Acc r = slots[p * L::warps];
 #pragma unroll
-    for (int m = 1; m < block_threads / 32; ++m) {
-      r = static_cast<Acc>(op(r, partial[p * block_threads + m * 32 + lane]));
-    }
-    r = warp::reduce(r, op);
-    if (lane != 0) continue;
-    if (p == h + 1) {
-      aggregate = h >= 0 ? flagged<Acc>{true, static_cast<Acc>(op(init, r))} : flagged<Acc>{false, r};
+    for (int w = 1; w < L::warps; ++w) r = static_cast<Acc>(op(r, slots[p * L::warps + w]));
+    // the range's aggregate: (no head, piece 0) if no boundary lies before end, else
+    // (head, init op the piece after the last boundary before end)
+    const bool before_end = p > 0 && bounds[p - 1] < end_at;
+    if (p == 0 ? c == 0 || bounds[0] >= end_at : before_end && (p == c || bounds[p] >= end_at)) {
+      aggregate = p > 0 ? flagged<Acc>{true, static_cast<Acc>(op(init, r))} : flagged<Acc>{false, r};
     }
     const std::int64_t j = first + p;  // piece p >= 1 ends at offsets[j]: segment j - 1
     if (p == 0) {
       // the end of a segment that began before the range, if one ends here (a boundary
       // at base belongs to the range before)
-      if (c > 0 && first >= 1 && bounds[0] > base) {
+      if (c > 0 && first >= 1 && bounds[0] > 0) {
         kept_segment = first - 1;
         kept_part = r;
       }
-    } else if (p < c && j <= segments && (bounds[p] > base || base == 0)) {
+    } else if (p < c && j <= segments && (bounds[p] > 0 || base == 0)) {
       out[j - 1] = bounds[p - 1] >= bounds[p] ? init : static_cast<Acc>(op(init, r));
     }
   }
@@ -312,15 +392,15 @@ __global__ void __launch_bounds__(block_threads, min_blocks)
   // kernel may declare statically), 128-byte aligned like the scans' staged tiles
   extern __shared__ __align__(128) unsigned char dynamic_shared[];
   auto* ring = reinterpret_cast<single_pass::staged_tile<Acc, L>*>(dynamic_shared);
-  __shared__ unsigned bits[bitmap_words<Acc>()];
+  __shared__ unsigned bits[bitmap_words<Acc>()];  // (by pieces: the bounds)
+  static_assert(max_pieces<Acc>() <= bitmap_words<Acc>(), "the bounds fit in the bitmap's words");
   __shared__ int counts[2][L::warps];
   __shared__ unsigned long long full[buffers];  // a phase per copy into the buffer
   __shared__ std::int64_t range_index;
   __shared__ unsigned range_epoch;
   __shared__ block::detail::uninitialized_array<pair, L::warps> warp_totals;
   __shared__ block::detail::uninitialized_array<pair, 2> carries;  // by sub-tile parity
-  __shared__ std::int64_t results_from[max_sub_tiles + 1];  // (by pieces: the bounds)
-  static_assert(max_pieces<Acc>() <= max_sub_tiles + 1, "the bounds fit in results_from");
+  __shared__ std::int64_t results_from[max_sub_tiles + 1];
   __shared__ std::int64_t kept_segment;  // the segment that began before the range (-1: none)
   __shared__ block::detail::uninitialized_array<Acc, 1> kept_part;
 
@@ -376,32 +456,32 @@ __global__ void __launch_bounds__(block_threads, min_blocks)
   }
   for (int st = 0; st < buffers - 1 && st < sub_tiles; ++st) issue(st);
 
-  // 1. the range's boundaries: a bitmap, cleared by each thread's words, and where each
-  //    sub-tile's results begin: results_from[st] = the first j whose boundary offsets[j]
-  //    ends a segment in sub-tile st or later (the search's barriers order these
-  //    initialisations before the marking below)
-  for (int w = static_cast<int>(threadIdx.x); w < bitmap_words<Acc>(); w += block_threads) bits[w] = 0u;
+  // 1. the range's boundaries (the search's barriers order kept_segment's initialisation
+  //    before any write of it)
   if (threadIdx.x == 0) kept_segment = -1;
   std::int64_t first = 0, last = 0;
   segmented_offsets::find_tile_offsets<block_threads>(offsets, segments, base, end, counts, first, last);
   // Few boundaries, and an operator that needs no element order: the pieces (above).
-  bool by_pieces = false;
+  bool by_pieces = false;  // (the same in every thread: first and last are)
   if constexpr (reduction::strided_ok_v<Op, Acc>) {
-    by_pieces = last - first < max_pieces<Acc>();
+    by_pieces = pieces_take<Acc>(last - first, end - base);
     if (by_pieces) {
       fold_pieces(in, out, offsets, segments, base, end, first, last, init, op, ring, full,
-                  sub_tiles < buffers - 1 ? sub_tiles : buffers - 1, results_from, carries[sub_tiles & 1],
-                  kept_segment, kept_part[0]);
+                  sub_tiles < buffers - 1 ? sub_tiles : buffers - 1, reinterpret_cast<int*>(bits),
+                  carries[sub_tiles & 1], kept_segment, kept_part[0]);
       __syncthreads();  // the aggregate and the kept segment are stored before step 3 reads them
     }
   }
   if (!by_pieces) {
-    // (`last` is known only now; the search ran at least one round, so its barriers
-    // already order the clearing above before the marking)
+    // A bitmap of the boundaries, cleared by each thread's words, and where each sub-tile's
+    // results begin: results_from[st] = the first j whose boundary offsets[j] ends a
+    // segment in sub-tile st or later (`last` is known only now).
+    for (int w = static_cast<int>(threadIdx.x); w < bitmap_words<Acc>(); w += block_threads) bits[w] = 0u;
     for (int st = static_cast<int>(threadIdx.x); st <= max_sub_tiles; st += block_threads) {
       results_from[st] = last;
     }
-    __syncthreads();  // results_from holds `last` everywhere before any thread lowers it
+    __syncthreads();  // the bitmap is clear and results_from holds `last` everywhere before
+                      // any thread marks a bit or lowers an entry
     // The sub-tile in which offsets[j] (j >= 1) ends segment j - 1: its last element
     // offsets[j] - 1 lies there; -1 for a boundary at or before base (the range before
     // takes it), except that block 0 takes those at 0 (empty segments: init).
