@@ -190,9 +190,8 @@ TALLY_DEVICE TALLY_FORCEINLINE Acc fold_lanes(Acc v, Op op) {
 // of the walk for lane 0 and one for the other lanes, so that the warp's shuffles ran
 // diverged, on their slow path (segments of 1024: 1.7x the copy instead of 0.65;
 // docs/perf-notes.md, "The pieces by warps"). An asm statement has no branch to hoist. (No
-// "memory" clobber: it kept the compiler from moving the next round's loads ahead of the
-// walk, 0.73 against 0.68x the copy for random lengths; the barrier after the walk orders
-// the store before the slots are read.)
+// "memory" clobber, so that the compiler may still move the walk's loads across it: the
+// barrier after the walk orders the store before any thread reads the slots.)
 template <class Acc>
 TALLY_DEVICE TALLY_FORCEINLINE void store_if_lane_0(Acc* slot, Acc v, int lane) {
   static_assert(sizeof(Acc) == 4 || sizeof(Acc) == 8, "4- and 8-byte values");
