@@ -15,9 +15,8 @@
 // (plus, maximum) take the pieces of fold_pieces in every range whose segments average
 // 2 KiB or more (lengths 1000 in ranges of 48 sub-tiles, a sub-tile and longer; the
 // input's partial last vector in a row of its own or in a staged sub-tile) and the
-// sub-tiles elsewhere; the affine maps always take the
-// sub-tiles. Each call writes into a buffer one longer than the segments, whose last
-// element must stay poison. Results are compared exactly with tally::cpu::sequential.
+// sub-tiles elsewhere; the affine maps always take the sub-tiles. Each call writes into a
+// buffer one longer than the segments, whose last element must stay poison. Results are compared exactly with tally::cpu::sequential.
 #include <cstdint>
 #include <random>
 #include <sstream>

@@ -178,7 +178,9 @@ TALLY_DEVICE TALLY_FORCEINLINE bool pieces_take(std::int64_t c, std::int64_t ite
   return c < max_pieces<Acc>() && c * min_piece_bytes <= items * static_cast<std::int64_t>(sizeof(Acc));
 }
 // A warp's 32 values folded, for a commutative operator (no operand order to keep): the
-// result in every lane, by a butterfly of shuffles.
+// result in every lane, by a butterfly of shuffles. This is warp::reduce without its
+// operand-order select; warp::reduce gives the same result here, but this form is the
+// one measured in "The pieces by warps" (a swap is left for a session with a GPU check).
 template <class Acc, class Op>
 TALLY_DEVICE TALLY_FORCEINLINE Acc fold_lanes(Acc v, Op op) {
 #pragma unroll
@@ -188,7 +190,7 @@ TALLY_DEVICE TALLY_FORCEINLINE Acc fold_lanes(Acc v, Op op) {
 // *slot = v in lane 0 only, by one predicated store instruction. Not `if (lane == 0)`: in
 // the walk of fold_pieces the compiler hoisted that test out of the loops, making one copy
 // of the walk for lane 0 and one for the other lanes, so that the warp's shuffles ran
-// diverged, on their slow path (segments of 1024: 1.7x the copy instead of 0.65;
+// diverged, on their slow path (segments of 1024: 1.65-1.97x the copy instead of 0.64;
 // docs/perf-notes.md, "The pieces by warps"). An asm statement has no branch to hoist. (No
 // "memory" clobber, so that the compiler may still move the walk's loads across it: the
 // barrier after the walk orders the store before any thread reads the slots.)
