@@ -510,8 +510,9 @@ __global__ void __launch_bounds__(threads)
 //      column read that many tiles above at once (one barrier)
 //   5. every thread adds its column prefix and stores its rows
 // Deterministic (options.deterministic, values whose operator is not exact: a kernel of
-// its own): the window is folded strictly left to right from its nearest inclusive tile,
-// and a look-back never moves past a window without one (decoupled_lookback.cuh's
+// its own; few long chains from 16 MiB on take the reduce-then-scan instead,
+// columns_reduce_then_scan.cuh): the window is folded strictly left to right from its
+// nearest inclusive tile, and a look-back never moves past a window without one (decoupled_lookback.cuh's
 // banner: every inclusive value is then the left fold of the tile aggregates above it,
 // the same operations in every run). So the window is what moves the frontier of
 // inclusive tiles: each lane reads `column_deterministic_reads` tiles a round. (Until
@@ -566,41 +567,65 @@ column_geometry make_column_geometry(std::int64_t outer, std::int64_t len, std::
   return g;
 }
 
-template <bool Exclusive, bool Deterministic, class Acc, class Op>
-__global__ void __launch_bounds__(threads)
-    columns_kernel(const Acc* in, Acc* out, column_geometry g, seed_value<Acc, Exclusive> seed,
-                   Op op, column_state<Acc> state) {
-  using single_pass::status_aggregate;
-  using single_pass::make_tag;
+// A thread's RUN of a column tile: column word `word` (Vec columns) in rows row_group *
+// column_rows .. + column_rows - 1 of the tile (thread tid: word = tid % words, row_group
+// = tid / words). Steps 1-2 of columns_kernel below, shared with the deterministic
+// reduce-then-scan (columns_reduce_then_scan.cuh).
+struct run_place {
+  int word, row_group;
+  std::int64_t column;  // the run's first column
+  bool column_valid;    // the word lies in the array (a partial last group has some that do not)
+  std::int64_t row0;    // the run's first row in the line
+};
+template <class Acc>
+TALLY_DEVICE TALLY_FORCEINLINE run_place place_run(const column_geometry& g, std::int64_t chunk,
+                                                   std::int64_t group) {
+  run_place r{};
+  const int tid = static_cast<int>(threadIdx.x);
+  r.word = tid % g.words;
+  r.row_group = tid / g.words;
+  r.column = group * g.width + std::int64_t{r.word} * column_vec<Acc>;
+  r.column_valid = r.column < g.inner;
+  r.row0 = chunk * g.rows + std::int64_t{r.row_group} * column_rows;
+  return r;
+}
+// (A kernel computes its run_place itself, first thing, and column_run holds values only:
+// with the places carried in column_run, or computed after the clear of the descriptors,
+// ptxas gave columns_kernel's inclusive float scan 99-103 registers instead of 77, two
+// blocks an SM instead of three; not explained.)
+template <class Acc>
+struct column_run {
+  Acc x[column_rows][column_vec<Acc>];  // the rows, scanned down the column in place
+  maybe<Acc> above[column_vec<Acc>];    // the prefix within the tile: the row groups above
+};
+
+// Step 1's loads for row chunk `chunk` of column group `group` of outer slice `slice`: the
+// run's rows (a partial chunk repeats the last row, a partial column group the last column
+// word: defined padding, never stored), all loads issued before any is used.
+template <class Acc>
+TALLY_DEVICE TALLY_FORCEINLINE void load_run(const Acc* in, const column_geometry& g, std::int64_t chunk,
+                                             std::int64_t slice, std::int64_t group, column_run<Acc>& run) {
+  constexpr int Vec = column_vec<Acc>;
+  const run_place at = place_run<Acc>(g, chunk, group);
+  const Acc* line_in = in + slice * g.len * g.inner + (at.column_valid ? at.column : g.inner - Vec);
+#pragma unroll
+  for (int r = 0; r < column_rows; ++r) {
+    const std::int64_t row = at.row0 + r < g.len ? at.row0 + r : g.len - 1;
+    single_pass::load_vector<Vec>(line_in, row * g.inner, run.x[r]);
+  }
+}
+
+// The rest of steps 1-2, on the rows load_run loaded: scanned down column by column in
+// registers, then the run's prefix within the tile. `totals`: shared, threads * Vec
+// values. Every thread of the block calls it (one barrier).
+template <class Acc, class Op>
+TALLY_DEVICE TALLY_FORCEINLINE void scan_loaded_run(const column_geometry& g, Acc* totals, column_run<Acc>& run,
+                                                    Op& op) {
   constexpr int Vec = column_vec<Acc>;
   constexpr int Rows = column_rows;
-  __shared__ block::detail::uninitialized_array<Acc, threads * Vec> totals;      // [row group][word][k]
-  __shared__ block::detail::uninitialized_array<Acc, threads> aggregates;  // per column of the tile
-  __shared__ block::detail::uninitialized_array<Acc, threads> col_prefix;  // per column of the tile
-  __shared__ std::int64_t ticket_tile;
-  __shared__ unsigned ticket_epoch;
-
   const int tid = static_cast<int>(threadIdx.x);
-  const bool lookback = g.chunks > 1;
-
-  // 0. the tile (without look-back, tiles are independent: blockIdx will do)
-  const tile_place place = place_tile(state, lookback, g.tiles, g.chains, g.groups, ticket_tile, ticket_epoch);
-  const std::int64_t t = place.t, chunk = place.chunk, slice = place.slice, group = place.group;
-  const unsigned epoch = place.epoch;
   const int word = tid % g.words, row_group = tid / g.words;
-  const std::int64_t column = group * g.width + std::int64_t{word} * Vec;  // this thread's first
-  const bool column_valid = column < g.inner;
-  const std::int64_t row0 = chunk * g.rows + std::int64_t{row_group} * Rows;
-  const Acc* line_in = in + slice * g.len * g.inner + (column_valid ? column : g.inner - Vec);
-  clear_unused(state, lookback, place, g.tiles, g.tiles * g.width);
-
-  // 1. load the rows (all loads first), then scan them down, column by column
-  Acc x[Rows][Vec];
-#pragma unroll
-  for (int r = 0; r < Rows; ++r) {
-    const std::int64_t row = row0 + r < g.len ? row0 + r : g.len - 1;
-    single_pass::load_vector<Vec>(line_in, row * g.inner, x[r]);
-  }
+  auto& x = run.x;
 #pragma unroll
   for (int r = 1; r < Rows; ++r) {
 #pragma unroll
@@ -612,13 +637,13 @@ __global__ void __launch_bounds__(threads)
   // warp (Kogge-Stone over the lanes of the same column word, shuffles), then combine the
   // totals of the warps above (at most 7); wide ones (at most 8 row groups) combine the
   // totals of the row groups above directly.
-  maybe<Acc> above[Vec];
+  auto& above = run.above;
 #pragma unroll
   for (int k = 0; k < Vec; ++k) above[k] = {x[0][k], false};
   const int lane = tid % 32, warp_id = tid / 32;
   const int W = g.width;
   if (g.words < 32) {
-    const int runs_in_warp = 32 / g.words, run = lane / g.words;
+    const int runs_in_warp = 32 / g.words, r = lane / g.words;
     Acc inclusive[Vec];
 #pragma unroll
     for (int k = 0; k < Vec; ++k) inclusive[k] = x[Rows - 1][k];
@@ -626,14 +651,14 @@ __global__ void __launch_bounds__(threads)
 #pragma unroll
       for (int k = 0; k < Vec; ++k) {
         const Acc earlier = warp::shuffle_up(inclusive[k], static_cast<unsigned>(g.words * d));
-        if (run >= d) inclusive[k] = static_cast<Acc>(op(earlier, inclusive[k]));
+        if (r >= d) inclusive[k] = static_cast<Acc>(op(earlier, inclusive[k]));
       }
     }
 #pragma unroll
     for (int k = 0; k < Vec; ++k) {
       const Acc earlier = warp::shuffle_up(inclusive[k], static_cast<unsigned>(g.words));
-      if (run > 0) above[k] = {earlier, true};
-      if (run == runs_in_warp - 1) totals[warp_id * W + word * Vec + k] = inclusive[k];  // the warp's
+      if (r > 0) above[k] = {earlier, true};
+      if (r == runs_in_warp - 1) totals[warp_id * W + word * Vec + k] = inclusive[k];  // the warp's
     }
     __syncthreads();  // every warp total is stored before any thread combines them
     for (int w = warp_id - 1; w >= 0; --w) {  // nearest first: each is earlier than the rest
@@ -652,17 +677,59 @@ __global__ void __launch_bounds__(threads)
       for (int k = 0; k < Vec; ++k) above[k] = then(above[k], totals[(q * g.words + word) * Vec + k], op);
     }
   }
+}
+
+// Steps 1-2 for row chunk `chunk` of column group `group` of outer slice `slice`: the
+// run's rows loaded, scanned down, and its prefix within the tile (load_run, then
+// scan_loaded_run). Every thread of the block calls it (one barrier).
+template <class Acc, class Op>
+TALLY_DEVICE TALLY_FORCEINLINE void scan_run(const Acc* in, const column_geometry& g, std::int64_t chunk,
+                                             std::int64_t slice, std::int64_t group, Acc* totals,
+                                             column_run<Acc>& run, Op& op) {
+  load_run(in, g, chunk, slice, group, run);
+  scan_loaded_run(g, totals, run, op);
+}
+
+template <bool Exclusive, bool Deterministic, class Acc, class Op>
+__global__ void __launch_bounds__(threads)
+    columns_kernel(const Acc* in, Acc* out, column_geometry g, seed_value<Acc, Exclusive> seed,
+                   Op op, column_state<Acc> state) {
+  using single_pass::status_aggregate;
+  using single_pass::make_tag;
+  constexpr int Vec = column_vec<Acc>;
+  __shared__ block::detail::uninitialized_array<Acc, threads * Vec> totals;      // [row group][word][k]
+  __shared__ block::detail::uninitialized_array<Acc, threads> aggregates;  // per column of the tile
+  __shared__ block::detail::uninitialized_array<Acc, threads> col_prefix;  // per column of the tile
+  __shared__ std::int64_t ticket_tile;
+  __shared__ unsigned ticket_epoch;
+
+  const int tid = static_cast<int>(threadIdx.x);
+  const bool lookback = g.chunks > 1;
+
+  // 0. the tile (without look-back, tiles are independent: blockIdx will do)
+  const tile_place place = place_tile(state, lookback, g.tiles, g.chains, g.groups, ticket_tile, ticket_epoch);
+  const std::int64_t t = place.t, chunk = place.chunk, slice = place.slice, group = place.group;
+  const unsigned epoch = place.epoch;
+  const run_place at = place_run<Acc>(g, chunk, group);
+  clear_unused(state, lookback, place, g.tiles, g.tiles * g.width);
+
+  // 1-2. the run's rows, scanned, and its prefix within the tile (scan_run above)
+  column_run<Acc> run;
+  scan_run(in, g, chunk, slice, group, totals.data(), run, op);
+  auto& x = run.x;
+  auto& above = run.above;
+  const int W = g.width;
 
   // 3. the tile's column aggregates (the last row group's threads: their prefix within
   // the tile and their own total), to shared memory for the look-back and published at
   // once (the decoupling)
-  if (row_group == g.row_groups - 1) {
+  if (at.row_group == g.row_groups - 1) {
 #pragma unroll
     for (int k = 0; k < Vec; ++k) {
-      const Acc aggregate = then(above[k], x[Rows - 1][k], op).value;
-      aggregates[word * Vec + k] = aggregate;
-      if (chunk > 0 && column_valid) {
-        state.descriptors.store(t * W + word * Vec + k, make_tag(epoch, status_aggregate), aggregate);
+      const Acc aggregate = then(above[k], x[column_rows - 1][k], op).value;
+      aggregates[at.word * Vec + k] = aggregate;
+      if (chunk > 0 && at.column_valid) {
+        state.descriptors.store(t * W + at.word * Vec + k, make_tag(epoch, status_aggregate), aggregate);
       }
     }
   }
@@ -688,26 +755,26 @@ __global__ void __launch_bounds__(threads)
   __syncthreads();  // the column prefixes are stored before the runs read them
 
   // 5. each run's prefix (the column's, then the row groups above), the results, the stores
-  const bool has_column_prefix = chunk == 0 ? Exclusive : column_valid;
+  const bool has_column_prefix = chunk == 0 ? Exclusive : at.column_valid;
 #pragma unroll
   for (int k = 0; k < Vec; ++k) {
     maybe<Acc> p{x[0][k], false};
-    if (has_column_prefix) p = {col_prefix[word * Vec + k], true};
+    if (has_column_prefix) p = {col_prefix[at.word * Vec + k], true};
     if (above[k].present) p = then(p, above[k].value, op);
     if constexpr (Exclusive) {
 #pragma unroll
-      for (int r = Rows - 1; r > 0; --r) x[r][k] = static_cast<Acc>(op(p.value, x[r - 1][k]));
+      for (int r = column_rows - 1; r > 0; --r) x[r][k] = static_cast<Acc>(op(p.value, x[r - 1][k]));
       x[0][k] = p.value;
     } else if (p.present) {
 #pragma unroll
-      for (int r = 0; r < Rows; ++r) x[r][k] = static_cast<Acc>(op(p.value, x[r][k]));
+      for (int r = 0; r < column_rows; ++r) x[r][k] = static_cast<Acc>(op(p.value, x[r][k]));
     }
   }
-  if (column_valid) {
-    Acc* line_out = out + slice * g.len * g.inner + column;
+  if (at.column_valid) {
+    Acc* line_out = out + slice * g.len * g.inner + at.column;
 #pragma unroll
-    for (int r = 0; r < Rows; ++r) {
-      if (row0 + r < g.len) single_pass::store_vector<Vec>(line_out, (row0 + r) * g.inner, x[r]);
+    for (int r = 0; r < column_rows; ++r) {
+      if (at.row0 + r < g.len) single_pass::store_vector<Vec>(line_out, (at.row0 + r) * g.inner, x[r]);
     }
   }
 }
