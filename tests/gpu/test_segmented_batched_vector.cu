@@ -18,6 +18,9 @@
 //     tile starting afresh;
 //   - rows of exactly 128 bytes in at most 64 long lines, from 16 MiB on, through the
 //     pipelined column tiles (pipelined_columns.cuh; also called directly, below);
+//   - with options.deterministic on floats, from 16 MiB on, few long chains of column
+//     tiles through the reduce-then-scan (columns_reduce_then_scan.cuh; also called
+//     directly, below);
 //   - lines of at most 32 rows along another axis: one thread per line, or four 4-byte
 //     lines a thread (short_line_words_kernel) for lines of at most 8 rows from 2^16 such
 //     words on (in chunks of 4 rows: 3, 4 and 8 rows);
@@ -28,6 +31,7 @@
 // from the wrong tile or column, change the result; plus on int32, float and double
 // (small integers: every sum is exact) on chains long enough for the look-back to wait.
 // Results are compared exactly with tally::cpu::sequential.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -35,6 +39,7 @@
 #include <random>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -196,7 +201,10 @@ void check_deterministic(const std::vector<batched_case>& cases) {
 
 std::vector<batched_case> deterministic_columns() {
   const i64 rows = quick() ? 1 << 13 : 1 << 16;
-  return {{{rows, 32}, 0}, {{rows / 4, 128}, 0}};
+  std::vector<batched_case> cases = {{{rows, 32}, 0}, {{rows / 4, 128}, 0}};
+  // from 16 MiB, one chain: the reduce-then-scan (columns_reduce_then_scan.cuh)
+  if (!quick()) cases.push_back({{(i64{1} << 17) + 77, 32}, 0});
+  return cases;
 }
 template <class T>
 std::vector<batched_case> deterministic_narrow_rows() {
@@ -341,6 +349,131 @@ TEST(SegmentedBatchedVector, PipelinedColumnsPublic) {
   std::vector<double> hd(static_cast<std::size_t>(rows * 16));
   for (auto& x : hd) x = static_cast<double>(static_cast<int>(g() % 201) - 100);
   check_cases<double>({{{rows, 16}, 0}, {{3, rows / 3, 16}, 1}}, hd, 0.5, tally::plus{});
+}
+
+// ---- the deterministic reduce-then-scan (columns_reduce_then_scan.cuh) ------------------------
+// The public scans take it only with options.deterministic, from 16 MiB of data on (one
+// public case each above, DeterministicFloatColumns and PipelinedColumnsPublic's double
+// rows, in full mode), so here its scan is called directly at every edge: 2 row chunks
+// (one tile in the last group), 9 (one full group of 8 and the last chunk after it), 10
+// and 27 (a partial last group), a partial last chunk, several chains, a partial column
+// group (36 4-byte or 20 8-byte columns: tiles of 32 or 16), in place; exact values
+// (small integers in float and double, the non-commutative affine maps) against the
+// sequential scan, and non-integer floats for the same bits run to run.
+namespace rts = tally::detail::columns_reduce_then_scan;
+
+template <bool Exclusive, class T, class Op>
+void reduce_then_scan(const T* in, T* out, const std::vector<i64>& shape, const T& init, Op op) {
+  namespace st = tally::detail::strided;
+  const st::column_geometry g = st::make_column_geometry<T>(shape[0], shape[1], shape[2], st::column_words<T>(shape[1]));
+  ASSERT_GE(g.chunks, 2);
+  rts::scan<Exclusive, T>("reduce-then-scan test", in, out, g, tally::detail::make_seed<T, Exclusive>(init), op,
+                          tally::options{});
+}
+
+template <class T>
+std::vector<std::vector<i64>> reduce_then_scan_shapes() {
+  constexpr i64 rows = 256;  // a tile's rows (8 column words of 16 bytes)
+  const i64 inner = sizeof(T) == 4 ? 32 : 16, ragged = sizeof(T) == 4 ? 36 : 20;
+  return {{1, rows + 1, inner},  {1, 9 * rows, inner}, {1, 10 * rows, inner}, {1, 27 * rows - 5, inner},
+          {3, 10 * rows + 7, inner}, {2, 9 * rows + 1, ragged}, {1, (quick() ? 40 : 200) * rows + 3, inner}};
+}
+
+template <class T, class Op>
+void check_reduce_then_scan(const T& init, Op op) {
+  const auto shapes = reduce_then_scan_shapes<T>();
+  i64 m = 0;
+  for (const auto& s : shapes) m = std::max(m, s[0] * s[1] * s[2]);
+  std::mt19937_64 g(41 + sizeof(T));
+  std::vector<T> h(static_cast<std::size_t>(m) + 1);
+  for (auto& x : h) {
+    if constexpr (std::is_arithmetic_v<T>) {
+      x = static_cast<T>(static_cast<int>(g() % 201) - 100);
+    } else {
+      x.a = static_cast<decltype(x.a)>(g() | 1u);
+      x.b = static_cast<decltype(x.b)>(g());
+    }
+  }
+  const device_buffer<T> in(h);
+  device_buffer<T> out(h.size());
+  std::vector<T> want(h.size());
+  for (const auto& shape : shapes) {
+    const auto total = static_cast<std::size_t>(shape[0] * shape[1] * shape[2]);
+    const std::span<const i64> s(shape);
+    for (const bool exclusive : {false, true}) {
+      SCOPED_TRACE(shape_string(shape) + (exclusive ? ", exclusive" : ", inclusive"));
+      out.poison();
+      if (exclusive) {
+        reduce_then_scan<true>(in.data(), out.data(), shape, init, op);
+        seq::exclusive_scan_batched(h.begin(), want.begin(), s, 1, init, op);
+      } else {
+        reduce_then_scan<false>(in.data(), out.data(), shape, init, op);
+        seq::inclusive_scan_batched(h.begin(), want.begin(), s, 1, op);
+      }
+      TALLY_TEST_CUDA(cudaDeviceSynchronize());
+      const std::vector<T> got = out.download(total + 1);
+      for (std::size_t i = 0; i < total; ++i) {
+        ASSERT_TRUE(got[i] == want[i]) << "element " << i << " is " << show(got[i]) << ", want " << show(want[i]);
+      }
+      ASSERT_TRUE(device_buffer<T>::is_poison(got[total])) << "written past the end";
+    }
+  }
+  // in place, the largest shape
+  const std::vector<i64>& shape = shapes.back();
+  const auto total = static_cast<std::size_t>(shape[0] * shape[1] * shape[2]);
+  device_buffer<T> work(h);
+  reduce_then_scan<true>(work.data(), work.data(), shape, init, op);
+  seq::exclusive_scan_batched(h.begin(), want.begin(), std::span<const i64>(shape), 1, init, op);
+  TALLY_TEST_CUDA(cudaDeviceSynchronize());
+  const std::vector<T> got = work.download(total);
+  for (std::size_t i = 0; i < total; ++i) ASSERT_TRUE(got[i] == want[i]) << "in place: element " << i;
+}
+
+// Non-integer values: the same bits in every run (3), and within (32 + 4 log2 len) ulps of
+// a double oracle's prefix of |x|.
+template <class T>
+void check_reduce_then_scan_bits() {
+  const auto shapes = reduce_then_scan_shapes<T>();
+  const std::vector<i64>& shape = shapes.back();
+  const auto total = static_cast<std::size_t>(shape[0] * shape[1] * shape[2]);
+  std::mt19937_64 g(43 + sizeof(T));
+  std::vector<T> h(total);
+  for (auto& x : h) x = static_cast<T>(std::uniform_real_distribution<double>(-1000.0, 1000.0)(g));
+  std::vector<double> wide(h.begin(), h.end()), magnitude(total), want(total), scale(total);
+  for (std::size_t i = 0; i < total; ++i) magnitude[i] = std::fabs(wide[i]);
+  const std::span<const i64> s(shape);
+  seq::inclusive_scan_batched(wide.begin(), want.begin(), s, 1, tally::plus{});
+  seq::inclusive_scan_batched(magnitude.begin(), scale.begin(), s, 1, tally::plus{});
+  const double ulps = 32.0 + 4.0 * std::log2(static_cast<double>(shape[1]) + 1.0);
+  const device_buffer<T> in(h);
+  device_buffer<T> out(total);
+  std::vector<T> first_run;
+  for (int run = 0; run < 3; ++run) {
+    out.poison();
+    reduce_then_scan<false>(in.data(), out.data(), shape, T{}, tally::plus{});
+    TALLY_TEST_CUDA(cudaDeviceSynchronize());
+    auto got = out.download(total);
+    if (run == 0) {
+      for (std::size_t i = 0; i < total; ++i) {
+        ASSERT_LE(std::fabs(static_cast<double>(got[i]) - want[i]), ulps * std::numeric_limits<T>::epsilon() * scale[i])
+            << "element " << i << " is " << show(got[i]) << ", expected about " << want[i];
+      }
+      first_run = std::move(got);
+    } else {
+      ASSERT_EQ(std::memcmp(got.data(), first_run.data(), total * sizeof(T)), 0) << "run " << run << " differs";
+    }
+  }
+}
+
+TEST(SegmentedBatchedVector, ReduceThenScanColumns) {
+  check_reduce_then_scan(7.0f, tally::plus{});
+  check_reduce_then_scan(0.5, tally::plus{});
+  check_reduce_then_scan(affine16{3, 5}, compose16{});
+  check_reduce_then_scan(affine32{3, 5}, compose32{});
+}
+TEST(SegmentedBatchedVector, ReduceThenScanColumnsSameBits) {
+  check_reduce_then_scan_bits<float>();
+  check_reduce_then_scan_bits<double>();
 }
 
 TEST(SegmentedBatchedVector, LongChainsInt32) { check_long_chains<std::int32_t>(); }

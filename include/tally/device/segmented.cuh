@@ -93,6 +93,7 @@
 #include "tally/core/options.hpp"
 #include "tally/core/segmented.hpp"
 #include "tally/core/shape.hpp"
+#include "tally/device/detail/columns_reduce_then_scan.cuh"
 #include "tally/device/detail/pipelined_columns.cuh"
 #include "tally/device/detail/segmented_offsets.cuh"
 #include "tally/device/detail/segmented_pipelined.cuh"
@@ -398,6 +399,15 @@ void batched(const char* function, In in, Out out, const axis_view& v, Acc init,
       if constexpr (strided::columns_take_v<Acc, In, Out>) {
         pipelined_columns::scan<Exclusive, Acc>(function, in, out, v.outer, v.len, v.inner,
                                                 make_seed<Acc, Exclusive>(init), op, o);
+        return;
+      }
+    }
+    // deterministic floats in few long chains of column tiles: reduce-then-scan
+    if (columns_reduce_then_scan::takes<Acc>(in, out, v.outer, v.len, v.inner, o)) {
+      if constexpr (strided::columns_take_v<Acc, In, Out> && !single_pass::exact_values<Acc>::value) {
+        const strided::column_geometry g = strided::make_column_geometry<Acc>(
+            v.outer, v.len, v.inner, strided::column_words<Acc>(v.len));
+        columns_reduce_then_scan::scan<Exclusive, Acc>(function, in, out, g, make_seed<Acc, Exclusive>(init), op, o);
         return;
       }
     }

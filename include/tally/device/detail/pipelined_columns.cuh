@@ -47,9 +47,10 @@
 //
 // Not deterministic for floats: where the walk stops depends on timing. With
 // options.deterministic, values whose operator is not exact keep columns_kernel's
-// deterministic mode: the deterministic window here (a look-back waits in a window
-// until it holds an inclusive tile) took 5.1-5.2x the copy on one chain, against
-// columns_kernel's 3.8-4.0x (docs/perf-notes.md, "Version 9").
+// deterministic mode, or, in few long chains, the reduce-then-scan
+// (columns_reduce_then_scan.cuh: 1.75x the copy on one chain): the deterministic window
+// here (a look-back waits in a window until it holds an inclusive tile) took 5.1-5.2x the
+// copy on one chain, against columns_kernel's 3.8-4.0x (docs/perf-notes.md, "Version 9").
 //
 // Applies (takes, below) to 16-byte aligned pointers to 4- and 8-byte values in rows of
 // exactly 128 bytes (inner == W), lines longer than one tile, at most max_chains
