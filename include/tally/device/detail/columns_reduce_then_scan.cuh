@@ -296,7 +296,7 @@ bool takes(In in, Out out, std::int64_t outer, std::int64_t len, std::int64_t in
 
 // The three launches for geometry g (g.chunks >= 2, g.tiles < 2^31; 16-byte aligned
 // pointers, inner a multiple of Vec): sums in a stream-ordered allocation from tally's
-// pool (tiles * W values), freed behind step 3.
+// pool (sums_layout::values(): about 9 / 8 of a value per tile column), freed behind step 3.
 template <bool Exclusive, class Acc, class Op>
 void scan(const char* function, const Acc* in, Acc* out, const column_geometry& g,
           seed_value<Acc, Exclusive> seed, Op op, const options& o) {
