@@ -288,9 +288,9 @@ void check_pipelined_columns(const std::vector<T>& h, const T& init, Op op) {
   }
 }
 
-// `size` values whose scans are exact: small integers, or random affine maps.
 template <class T>
-std::vector<T> exact_input(std::size_t size, std::uint64_t salt) {
+std::vector<T> pipelined_columns_input(std::uint64_t salt) {
+  const auto size = static_cast<std::size_t>(many_tiles() * pc::tile_rows * pc::width<T> + 1);
   std::mt19937_64 g(salt + sizeof(T));
   std::vector<T> h(size);
   for (auto& x : h) {
@@ -302,11 +302,6 @@ std::vector<T> exact_input(std::size_t size, std::uint64_t salt) {
     }
   }
   return h;
-}
-
-template <class T>
-std::vector<T> pipelined_columns_input(std::uint64_t salt) {
-  return exact_input<T>(static_cast<std::size_t>(many_tiles() * pc::tile_rows * pc::width<T> + 1), salt);
 }
 
 TEST(SegmentedBatchedVector, PipelinedColumns) {
@@ -389,7 +384,16 @@ void check_reduce_then_scan(const T& init, Op op) {
   const auto shapes = reduce_then_scan_shapes<T>();
   i64 m = 0;
   for (const auto& s : shapes) m = std::max(m, s[0] * s[1] * s[2]);
-  const std::vector<T> h = exact_input<T>(static_cast<std::size_t>(m) + 1, 41);
+  std::mt19937_64 g(41 + sizeof(T));
+  std::vector<T> h(static_cast<std::size_t>(m) + 1);
+  for (auto& x : h) {
+    if constexpr (std::is_arithmetic_v<T>) {
+      x = static_cast<T>(static_cast<int>(g() % 201) - 100);
+    } else {
+      x.a = static_cast<decltype(x.a)>(g() | 1u);
+      x.b = static_cast<decltype(x.b)>(g());
+    }
+  }
   const device_buffer<T> in(h);
   device_buffer<T> out(h.size());
   std::vector<T> want(h.size());

@@ -226,7 +226,7 @@ __global__ void __launch_bounds__(threads, scan_min_blocks) scan_kernel(const Ac
   // the column's prefix (both loads in flight together), then the row groups above (as
   // columns_kernel's step 5)
   // (the last chunk, k = m, is in no group: its prefix is S of the chain's last group,
-  // which is S_{q-1} op E_m would E_m have been stored: the same operations)
+  // the same operations as S_{q-1} op E_m had E_m been stored)
   const sums_layout layout(g);
   const bool last = chunk == layout.m;
   const std::int64_t q = last ? layout.groups : chunk / group_tiles;
