@@ -321,25 +321,29 @@ TEST(SinglePass, StallTest) {
 }
 
 // ---- determinism ------------------------------------------------------------------------------
-// Floats of random sign and magnitudes 2^-12 .. 2^12: every association rounds
-// differently, so a look-back that combined in a timing-dependent order would show.
-std::vector<float> mixed_floats(std::size_t n, std::uint64_t salt) {
+// Floats (float or double) of random sign and magnitudes 2^-12 .. 2^12 (double: 2^-40 ..
+// 2^40): every association rounds differently, so a look-back that combined in a
+// timing-dependent order would show.
+template <class T = float>
+std::vector<T> mixed_floats(std::size_t n, std::uint64_t salt) {
+  const int spread = sizeof(T) == 4 ? 12 : 40;
   auto g = rng(salt);
-  std::vector<float> v(n);
+  std::vector<T> v(n);
   for (auto& x : v) {
     const double mag = std::ldexp(std::uniform_real_distribution<double>(1.0, 2.0)(g),
-                                  std::uniform_int_distribution<int>(-12, 12)(g));
-    x = static_cast<float>((g() & 1) ? mag : -mag);
+                                  std::uniform_int_distribution<int>(-spread, spread)(g));
+    x = static_cast<T>((g() & 1) ? mag : -mag);
   }
   return v;
 }
 
-// A float sum scan of in (exclusive: from 0.5) with options o, downloaded.
-std::vector<float> float_sum_scan(const device_buffer<float>& in, device_buffer<float>& out,
-                                  std::int64_t n, bool exclusive, const tally::options& o) {
+// A sum scan of in (exclusive: from 0.5) with options o, downloaded.
+template <class T>
+std::vector<T> float_sum_scan(const device_buffer<T>& in, device_buffer<T>& out, std::int64_t n,
+                              bool exclusive, const tally::options& o) {
   out.poison();
   if (exclusive) {
-    tally::exclusive_scan(in.data(), out.data(), n, 0.5f, tally::plus{}, o);
+    tally::exclusive_scan(in.data(), out.data(), n, T(0.5), tally::plus{}, o);
   } else {
     tally::inclusive_scan(in.data(), out.data(), n, tally::plus{}, o);
   }
@@ -347,18 +351,18 @@ std::vector<float> float_sum_scan(const device_buffer<float>& in, device_buffer<
   return out.download();
 }
 
-// The largest error of a float sum scan of h against a double one, relative to the prefix
+// The largest error of a sum scan of h against a long double one, relative to the prefix
 // of |x| (plus 1).
-double worst_relative_error(const std::vector<float>& h, const std::vector<float>& got,
-                            bool exclusive) {
-  double running = exclusive ? 0.5 : 0.0, scale = 0.0, worst = 0.0;
+template <class T>
+double worst_relative_error(const std::vector<T>& h, const std::vector<T>& got, bool exclusive) {
+  long double running = exclusive ? 0.5L : 0.0L, scale = 0.0L, worst = 0.0L;
   for (std::size_t i = 0; i < h.size(); ++i) {
     if (!exclusive) running += h[i];
-    scale += std::fabs(static_cast<double>(h[i]));
-    worst = std::max(worst, std::fabs(got[i] - running) / (scale + 1.0));
+    scale += std::fabs(static_cast<long double>(h[i]));
+    worst = std::max(worst, std::fabs(got[i] - running) / (scale + 1.0L));
     if (exclusive) running += h[i];
   }
-  return worst;
+  return static_cast<double>(worst);
 }
 
 TEST(SinglePass, DeterministicFloatBits) {
@@ -380,6 +384,59 @@ TEST(SinglePass, DeterministicFloatBits) {
     const auto fast =
         float_sum_scan(in, out, n, exclusive, with_strategy(scan_strategy::decoupled_lookback, false));
     EXPECT_LT(worst_relative_error(h, fast, exclusive), 1e-4);
+  }
+}
+
+// Doubles: a descriptor of two words, so the deterministic look-back holds the windows it
+// passes (decoupled_lookback.cuh) and folds them afterwards. The same bits as the chained
+// scan in every run at sizes that run the tiles by block (more tiles than one window),
+// the ticket kernels and the pipelined kernel.
+TEST(SinglePass, DeterministicDoubleBits) {
+  // 100 tiles by block; 1000 tiles, more than an H100 or H200 holds at once (3 blocks of
+  // the deterministic kernel per SM) and below the pipelined kernel's 32 MiB
+  const std::int64_t tile = sp::tile_items<double>();
+  std::vector<std::int64_t> ns = {100 * tile + 3, 1000 * tile - 5};
+  if (!quick()) ns.push_back(tally::detail::pipelined::min_bytes / 8 + 7);
+  for (const std::int64_t n : ns) {
+    SCOPED_TRACE("n = " + std::to_string(n));
+    const auto h = mixed_floats<double>(static_cast<std::size_t>(n), 55);
+    device_buffer<double> in(h), out(static_cast<std::size_t>(n));
+    for (bool exclusive : {false, true}) {
+      SCOPED_TRACE(exclusive ? "exclusive" : "inclusive");
+      const auto chained =
+          float_sum_scan(in, out, n, exclusive, with_strategy(scan_strategy::chained));
+      for (int run = 0; run < (quick() ? 2 : 5); ++run) {
+        const auto got = float_sum_scan(in, out, n, exclusive,
+                                        with_strategy(scan_strategy::decoupled_lookback, true));
+        ASSERT_EQ(std::memcmp(got.data(), chained.data(), got.size() * sizeof(double)), 0)
+            << "run " << run << ": deterministic look-back differs from the chained scan's fold";
+      }
+      EXPECT_LT(worst_relative_error(h, chained, exclusive), 1e-12);
+    }
+  }
+}
+
+// The stall test of the ticket kernels in deterministic mode for doubles, with the
+// library's protocol and with one that holds only two windows (64 tiles), so that tiles
+// far behind a stalled one fill their held windows and wait at the oldest.
+TEST(SinglePass, DeterministicDoubleStallTest) {
+  using few_held = tally::detail::decoupled_lookback::basic_protocol<
+      1, 4, tally::detail::decoupled_lookback::delays<1200, 600>, 256, 64>;
+  const std::int64_t tiles = quick() ? 400 : 2048;
+  const std::int64_t n = tiles * sp::tile_items<double>() - 7;
+  const auto h = random_vector<double, tally::plus>(static_cast<std::size_t>(n), 57);
+  const auto want = reference_scan(h, false, 0.0, tally::plus{});
+  device_buffer<double> in(h), out(static_cast<std::size_t>(n));
+  for (const stall& s : stall_cases(tiles, static_cast<unsigned>(tiles - 1))) {
+    SCOPED_TRACE(describe(s));
+    out.poison();
+    run_with_stall<lookback_protocol, false>(in.data(), out.data(), n, 0.0, tally::plus{}, true, s);
+    TALLY_TEST_CUDA(cudaDeviceSynchronize());
+    ASSERT_TRUE(matches(out.download(), want, static_cast<std::size_t>(n))) << "the library's";
+    out.poison();
+    run_with_stall<few_held, false>(in.data(), out.data(), n, 0.0, tally::plus{}, true, s);
+    TALLY_TEST_CUDA(cudaDeviceSynchronize());
+    ASSERT_TRUE(matches(out.download(), want, static_cast<std::size_t>(n))) << "two held windows";
   }
 }
 

@@ -28,9 +28,14 @@
 // and, inductively, every inclusive value is then the left fold
 // (((A_0 op A_1) op A_2) ... op A_t) of the tile aggregates, whatever j was: the same
 // operations in the same order in every run (the same association as the chained scan).
-// To keep the fold left-to-right the look-back does not move past a window without an
-// inclusive tile; it re-reads the window until one appears (its oldest tile always
-// does, eventually, without waiting for this tile).
+// To keep the fold left-to-right, a window without an inclusive tile cannot be reduced
+// and set aside as the ordinary look-back does. For values of up to 4 bytes the look-back
+// re-reads such a window until an inclusive tile appears in it (its oldest tile always
+// does, eventually, without waiting for this tile). For wider values it keeps the
+// window's aggregates as they are ("held", in shared memory, up to a few hundred tiles
+// of them) and goes on to the window before it; once a window shows an inclusive tile,
+// it folds from there forward through every held window, one value at a time. Where
+// the held windows are full it re-reads the oldest window as above.
 #pragma once
 
 #include <cstdint>
@@ -57,17 +62,52 @@ struct delays {
   static constexpr int poll_ns = PollDelayNs;
 };
 
+// Static shared memory for `count` values of Acc (none for count 0). A raw array: Acc
+// may have a constructor, which a __shared__ variable may not.
+template <class Acc, int Count>
+TALLY_DEVICE Acc* held_storage() {
+  if constexpr (Count > 0) {
+    __shared__ alignas(Acc) unsigned char raw[Count * sizeof(Acc)];
+    return reinterpret_cast<Acc*>(raw);
+  } else {
+    return nullptr;
+  }
+}
+
 // SlotsPerLane descriptors per lane: a window of 32 * SlotsPerLane tiles per round trip
 // (the loads are independent, so a wider window costs no more latency, but it reads
-// more lines of the hot descriptor array). Deterministic mode cannot look past a window
-// (the banner), so there a wider window is what lets the frontier of inclusive tiles
-// advance quickly: it has its own width, DeterministicSlotsPerLane.
+// more lines of the hot descriptor array).
+//
+// Deterministic mode has a window and a reach of its own, by the width of a descriptor
+// (tile_state.cuh; measured in docs/perf-notes.md, "The deterministic look-back past its
+// window"):
+// - values of up to 4 bytes, one 8-byte word a descriptor: DeterministicSlotsPerLane
+//   (a window of 128 tiles) and no held windows;
+// - wider values: a 16-byte word a descriptor (or more), so a slot costs 2-4 times the
+//   registers: one slot per lane (a window of 32 tiles), and up to
+//   WideDeterministicHeldTiles aggregates held (the banner; at most 4 KiB of static shared
+//   memory a kernel). The registers a wide window took from the deterministic double scan
+//   kept it to 2 blocks of 256 threads per SM, too few for its 2^20 values' tiles by
+//   block; without the held windows a 32-tile window would let the frontier of inclusive
+//   tiles advance by 32 tiles per round trip.
 template <int SlotsPerLane, int DeterministicSlotsPerLane, class Delays,
-          std::int64_t EagerTiles = 256>
+          std::int64_t EagerTiles = 256, int WideDeterministicHeldTiles = 512>
 struct basic_protocol {
   // The deterministic look-back is a kernel of its own (single_pass_scan.cuh): its wider
-  // window of 16-byte descriptors would otherwise set the register count of every scan.
+  // window and its held windows would otherwise set the registers and shared memory of
+  // every scan.
   static constexpr bool has_deterministic_mode = true;
+
+  template <class Acc>
+  static constexpr bool one_word = single_pass::descriptor_format<Acc> == 4;
+  template <class Acc>
+  static constexpr int deterministic_slots = one_word<Acc> ? DeterministicSlotsPerLane : 1;
+  template <class Acc>
+  static constexpr int deterministic_held_tiles =
+      one_word<Acc> ? 0
+                    : (WideDeterministicHeldTiles < static_cast<int>(4096 / sizeof(Acc))
+                           ? WideDeterministicHeldTiles
+                           : static_cast<int>(4096 / sizeof(Acc)));
 
   TALLY_DEVICE static void pause(std::int64_t tile, unsigned ns) {
     if (ns > 0 && tile >= EagerTiles) __nanosleep(ns);
@@ -82,9 +122,10 @@ struct basic_protocol {
     }
     pause(tile, Delays::initial_ns);
     if constexpr (Deterministic) {
-      return look_back<DeterministicSlotsPerLane, true>(d, epoch, tile, aggregate, op);
+      return look_back<deterministic_slots<Acc>, true, deterministic_held_tiles<Acc>>(
+          d, epoch, tile, aggregate, op);
     } else {
-      return look_back<SlotsPerLane, false>(d, epoch, tile, aggregate, op);
+      return look_back<SlotsPerLane, false, 0>(d, epoch, tile, aggregate, op);
     }
   }
 
@@ -96,14 +137,17 @@ struct basic_protocol {
   TALLY_DEVICE static Acc prefix_after_aggregate(const Descriptors& d, unsigned epoch,
                                                  std::int64_t tile, const Acc& aggregate, Op& op) {
     if constexpr (Deterministic) {
-      return look_back<DeterministicSlotsPerLane, true>(d, epoch, tile, aggregate, op);
+      return look_back<deterministic_slots<Acc>, true, deterministic_held_tiles<Acc>>(
+          d, epoch, tile, aggregate, op);
     } else {
-      return look_back<SlotsPerLane, false>(d, epoch, tile, aggregate, op);
+      return look_back<SlotsPerLane, false, 0>(d, epoch, tile, aggregate, op);
     }
   }
 
  private:
-  template <int Slots, bool Deterministic, class Descriptors, class Acc, class Op>
+  // Run by one warp of the block at a time (the deterministic form's held windows are one
+  // static shared array per kernel).
+  template <int Slots, bool Deterministic, int HeldTiles, class Descriptors, class Acc, class Op>
   TALLY_DEVICE static Acc look_back(const Descriptors& d, unsigned epoch, std::int64_t tile,
                                     const Acc& aggregate, Op& op) {
     using single_pass::status_inclusive;
@@ -115,6 +159,11 @@ struct basic_protocol {
 
     Acc later = aggregate;  // the windows already passed (tiles after this window), reduced
     bool have_later = false;
+    // deterministic mode: the windows passed, their aggregates as read (tile order; held
+    // window 0 is the one just before this tile)
+    constexpr int held_capacity = deterministic ? HeldTiles / window : 0;
+    Acc* held_values = held_storage<Acc, held_capacity * window>();
+    int held = 0;
     std::int64_t window_first = tile - window;
     for (;;) {
       // 2. lane l reads tiles window_first + l * slots + s, s < slots: lanes and slots in
@@ -137,8 +186,9 @@ struct basic_protocol {
 #pragma unroll
           for (int s = 0; s < slots; ++s) any = any || inclusive[s];
           inclusive_lanes = __ballot_sync(warp::full_mask, any);
-          // deterministic mode waits in this window for an inclusive tile (the banner)
-          if (inclusive_lanes != 0 || !deterministic) break;
+          // deterministic mode waits in this window for an inclusive tile once it holds
+          // as many windows as it can (the banner)
+          if (inclusive_lanes != 0 || !deterministic || held < held_capacity) break;
         }
         pause(tile, Delays::poll_ns);
       }
@@ -153,6 +203,18 @@ struct basic_protocol {
 
       Acc window_value;
       if constexpr (deterministic) {
+        if constexpr (held_capacity > 0) {
+          if (inclusive_lanes == 0) {
+            // no inclusive tile here: hold the window's aggregates and read the one before
+#pragma unroll
+            for (int s = 0; s < slots; ++s) {
+              held_values[held * window + lane * slots + s] = value[s];
+            }
+            ++held;
+            window_first -= window;
+            continue;
+          }
+        }
         // strictly left to right from the inclusive tile (see the banner)
         window_value = warp::shuffle_index(value[0], first);
 #pragma unroll
@@ -166,6 +228,21 @@ struct basic_protocol {
           for (int s = 0; s < slots; ++s) {
             window_value = static_cast<Acc>(op(window_value, warp::shuffle_index(value[s], k)));
           }
+        }
+        if constexpr (held_capacity > 0) {
+          // then the held windows, oldest first; every lane folds the same values in the
+          // same order (broadcast reads). The barrier orders the other lanes' writes of
+          // them before these reads.
+          __syncwarp();
+          for (int h = held - 1; h >= 0; --h) {
+#pragma unroll 8
+            for (int i = 0; i < window; ++i) {
+              window_value = static_cast<Acc>(op(window_value, held_values[h * window + i]));
+            }
+          }
+          // and the next look-back of this warp may write them again only after every
+          // lane has read them
+          __syncwarp();
         }
       } else {
         // each lane folds its slots (lane `first` from its inclusive slot on), then a
