@@ -114,7 +114,20 @@ struct bench_type {
                                         sp::no_stall{}, sp::one_line{}, nullptr);
     });
     check(cudaDeviceSynchronize(), "variant");
-    row(type, name, us, correct());
+    row(type, deterministic ? name + deterministic_window<Protocol>() : name, us, correct());
+  }
+
+  // the deterministic look-back's window and held tiles for T (decoupled_lookback.cuh:
+  // they depend on the width of a descriptor)
+  template <class Protocol>
+  static std::string deterministic_window() {
+    if constexpr (Protocol::has_deterministic_mode) {
+      constexpr int window = 32 * Protocol::template deterministic_slots<T>;
+      constexpr int held = Protocol::template deterministic_held_tiles<T>;
+      return " w" + std::to_string(window) + (held > 0 ? " held " + std::to_string(held) : "");
+    } else {
+      return "";
+    }
   }
 
   void cub_row(const char* type) {
@@ -149,11 +162,16 @@ void run_type(const char* type, std::int64_t n) {
   b.template variant<basic_protocol<1, 4, delays<1200, 600>>, 256, 8, Vec>(type, "lookback 256x8 w32 delay 1200/600", false);
   // the window
   b.template variant<basic_protocol<4, 4, delays<1200, 600>>, 256, 4, Vec>(type, "lookback 256x4 w128 delay 1200/600", false);
-  // deterministic mode (window 128)
-  b.template variant<basic_protocol<1, 4, delays<1200, 600>>, 256, 4, Vec>(type, "deterministic 256x4 w128 delay 1200/600", true);
-  b.template variant<basic_protocol<1, 4, delays<600, 300>>, 256, 4, Vec>(type, "deterministic 256x4 w128 delay 600/300", true);
-  b.template variant<basic_protocol<1, 4, delays<1200, 600>>, 256, 8, Vec>(type, "deterministic 256x8 w128 delay 1200/600", true);
-  b.template variant<basic_protocol<1, 8, delays<1200, 600>>, 256, 4, Vec>(type, "deterministic 256x4 w256 delay 1200/600", true);
+  // deterministic mode (the name ends with its window and held tiles for the type: int32
+  // has a window of 32 x DeterministicSlotsPerLane, double one of 32 and 512 tiles held)
+  b.template variant<basic_protocol<1, 4, delays<1200, 600>>, 256, 4, Vec>(type, "deterministic 256x4 delay 1200/600", true);
+  b.template variant<basic_protocol<1, 4, delays<600, 300>>, 256, 4, Vec>(type, "deterministic 256x4 delay 600/300", true);
+  b.template variant<basic_protocol<1, 4, delays<1200, 600>>, 256, 8, Vec>(type, "deterministic 256x8 delay 1200/600", true);
+  if constexpr (sizeof(T) == 4) {  // a wider window (one-word descriptors)
+    b.template variant<basic_protocol<1, 8, delays<1200, 600>>, 256, 4, Vec>(type, "deterministic 256x4 delay 1200/600", true);
+  } else {  // fewer held tiles (wider descriptors)
+    b.template variant<basic_protocol<1, 4, delays<1200, 600>, 256, 128>, 256, 4, Vec>(type, "deterministic 256x4 delay 1200/600", true);
+  }
   if (n <= (std::int64_t{1} << 24)) {
     b.template variant<chained::protocol, 256, 4, Vec>(type, "chained 256x4 rows", false);
   }
