@@ -3,13 +3,16 @@
 // type and operator, the accumulator rule, unaligned and iterator inputs (beyond 2^32
 // elements too), transform-reduce, non-commutative operators, argmin/argmax with ties,
 // the maximum segment sum, float rounding and run-to-run determinism, empty inputs, bad
-// arguments, caller storage (no allocation, CUDA graph capture), asynchrony, and the
-// agreement with the CPU backend.
+// arguments, caller storage (no allocation, CUDA graph capture), asynchrony, reduce from
+// several host threads at once, and the agreement with the CPU backend.
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
 
+#include <atomic>
 #include <cstring>
 #include <numeric>
+#include <thread>
+#include <vector>
 
 #include "../common/test_support.hpp"
 #include "test_reduce_common.cuh"
@@ -482,7 +485,11 @@ TEST(Reduce, CallerStorage) {
   std::uint64_t high = 1;
   TALLY_TEST_CUDA(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &high));
   EXPECT_EQ(high, base) << "a call with caller storage allocated from the pool";
-  EXPECT_EQ(tally::reduce(d, n, 0), want);  // without caller storage: allocates the result slot
+  // without caller storage the chunked reduction takes its partials from the pool (reduce
+  // itself no longer does: its result goes to a pinned host slot, not the pool)
+  tally::reduction::chunked(d, n, out.data(), 0);
+  TALLY_TEST_CUDA(cudaDeviceSynchronize());
+  EXPECT_EQ(out.download()[0], want);
   TALLY_TEST_CUDA(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &high));
   EXPECT_GT(high, base) << "the pool check cannot see allocations";
 
@@ -572,6 +579,58 @@ TEST(Reduce, ReduceIntoIsAsynchronous) {
   hold_stream_kernel<<<1, 1, 0, stream>>>(50'000'000ull);
   EXPECT_EQ(static_cast<double>(tally::reduce(d, n, 0.5f, tally::plus{}, o)), want);
   cudaStreamDestroy(stream);
+}
+
+// ---- reduce's result slot: one per host thread and accumulator type ---------------------------
+// tally::reduce's kernel writes its result into pinned host memory kept per host thread and
+// type (reduce_common.cuh, host_result_slot). Threads reducing different lengths at the same
+// time, each on its own stream, int32 and float interleaved, must each read their own
+// values: a slot shared between threads or types would hand one call another's result.
+TEST(Reduce, ValuesFromManyThreads) {
+  constexpr int threads = 4;
+  const int rounds = quick() ? 40 : 200;
+  const std::int64_t n = quick() ? 200003 : 2000003;
+  const auto hi = exact_input<std::int32_t>(static_cast<std::size_t>(n), 1450, false);
+  const auto hf = exact_input<float>(static_cast<std::size_t>(n), 1451, false);
+  device_buffer<std::int32_t> di(hi);
+  device_buffer<float> df(hf);
+  const std::int32_t* pi = di.data();
+  const float* pf = df.data();
+  // thread t reduces the first n - 997 t int32 and n - 1009 t - 1 float values
+  std::int32_t want_i[threads];
+  float want_f[threads];
+  for (int t = 0; t < threads; ++t) {
+    const auto ni = static_cast<std::ptrdiff_t>(n - 997 * t);
+    const auto nf = static_cast<std::ptrdiff_t>(n - 1009 * t - 1);
+    want_i[t] = narrow<std::int32_t>(std::accumulate(hi.begin(), hi.begin() + ni, std::int64_t{0}));
+    want_f[t] = static_cast<float>(std::accumulate(hf.begin(), hf.begin() + nf, 0.0));
+  }
+  std::atomic<int> wrong{0};
+  std::atomic<int> failed{0};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      cudaStream_t stream = nullptr;
+      if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess) {
+        ++failed;
+        return;
+      }
+      tally::options o;
+      o.stream = stream;
+      try {
+        for (int r = 0; r < rounds; ++r) {
+          if (tally::reduce(pi, n - 997 * t, 0, tally::plus{}, o) != want_i[t]) ++wrong;
+          if (tally::reduce(pf, n - 1009 * t - 1, 0.0f, tally::plus{}, o) != want_f[t]) ++wrong;
+        }
+      } catch (...) {
+        ++failed;
+      }
+      cudaStreamDestroy(stream);
+    });
+  }
+  for (auto& th : pool) th.join();
+  EXPECT_EQ(failed.load(), 0) << "a thread's stream or reduce failed";
+  EXPECT_EQ(wrong.load(), 0) << "of " << threads * rounds * 2 << " values read by " << threads << " threads";
 }
 
 // ---- the CPU backend agrees ------------------------------------------------------------------

@@ -2,7 +2,8 @@
 //
 //   Acc  tally::reduce(in, n, init, op = plus{}, options = {})
 //        init op x_0 op ... op x_{n-1}, returned to the host (waits for it on
-//        options.stream); n == 0 returns init (converted to Acc) without touching the GPU.
+//        options.stream: the kernel writes it into pinned host memory); n == 0 returns
+//        init (converted to Acc) without touching the GPU.
 //   void tally::reduce_into(in, n, out, init, op = plus{}, options = {})
 //        the same value written to *out (device memory), asynchronously on options.stream;
 //        n == 0 writes init. out: a device pointer or output iterator; never null.
@@ -46,15 +47,16 @@
 // first such reduce on the device: a cudaMalloc, so not inside a stream capture); other
 // reduces use the tile state tally keeps per (device, stream) for the single-pass scans
 // (device/detail/tile_state.cuh), or, while the stream is being captured, a stream-ordered
-// allocation of the call zeroed by a memset (a graph may be replayed on any stream). reduce
-// (returning a value) also takes its result slot from tally's stream-ordered pool
-// (device/detail/storage.cuh). With options.storage.data != nullptr nothing is allocated:
-// the finish word or tile state and (for reduce) the result slot live in the caller's
-// storage, zeroed by a cudaMemsetAsync on options.stream before the launch (8 bytes for
-// the word; the state's size otherwise), so the storage may hold anything. This is the
-// form to capture in a CUDA graph (reduce_into; reduce waits on the host). Too small
-// storage throws std::invalid_argument naming reduce_storage_bytes. reduce (returning a
-// value) copies the result into pageable host memory and synchronises options.stream.
+// allocation of the call zeroed by a memset (a graph may be replayed on any stream). With
+// options.storage.data != nullptr nothing is allocated on the device: the finish word or
+// tile state lives in the caller's storage, zeroed by a cudaMemsetAsync on options.stream
+// before the launch (8 bytes for the word; the state's size otherwise), so the storage may
+// hold anything. This is the form to capture in a CUDA graph (reduce_into; reduce waits on
+// the host). Too small storage throws std::invalid_argument naming reduce_storage_bytes.
+// reduce (returning a value) has its kernel write the result into a slot of pinned host
+// memory that tally keeps per host thread and accumulator type (reduce_common.cuh,
+// host_result_slot: a cudaHostAlloc by the thread's first reduce of that type, with or
+// without caller storage), then synchronises options.stream and reads it.
 //
 // The course's reductions, for teaching and measurement (each in its own header in
 // device/detail/, documented there and in docs/algorithms.md), all asynchronous and
@@ -88,6 +90,7 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 
@@ -153,7 +156,6 @@ using tally::reduction::algorithm;
 // The pieces of temporary storage of one call.
 template <class Acc>
 struct reduce_pieces {
-  Acc* result = nullptr;        // reduce (returning a value): the device's copy of it
   Acc* a = nullptr;             // partials (chunked), or the first level buffer
   Acc* b = nullptr;             // the second level buffer (tree, block)
   unsigned long long* word = nullptr;  // single pass, packed finish, caller storage: the word
@@ -186,10 +188,8 @@ int grid_of(const char* function, std::int64_t n) {
 // storage, or a call-owned allocation while a graph is captured) instead of tally's ring
 // or per-stream state.
 template <algorithm Algo, class Acc, class Op>
-reduce_pieces<Acc> carve(storage_carver& c, std::int64_t n, int grid, bool with_result,
-                         bool in_storage) {
+reduce_pieces<Acc> carve(storage_carver& c, std::int64_t n, int grid, bool in_storage) {
   reduce_pieces<Acc> p;
-  if (with_result) p.result = c.take<Acc>(1);
   if constexpr (Algo == algorithm::tree) {
     tree::carve(c, n, p.a, p.b);
   } else if constexpr (Algo == algorithm::block) {
@@ -210,10 +210,10 @@ reduce_pieces<Acc> carve(storage_carver& c, std::int64_t n, int grid, bool with_
 }
 
 template <algorithm Algo, class Acc, class In, class Op>
-std::size_t storage_bytes(const char* function, std::int64_t n, bool with_result) {
+std::size_t storage_bytes(const char* function, std::int64_t n) {
   if (n == 0) return 0;
   storage_carver sizer;
-  (void)carve<Algo, Acc, Op>(sizer, n, grid_of<Algo, Acc, In, Op>(function, n), with_result, true);
+  (void)carve<Algo, Acc, Op>(sizer, n, grid_of<Algo, Acc, In, Op>(function, n), true);
   return with_alignment_slack(sizer.used());
 }
 
@@ -284,13 +284,11 @@ void launch_single_pass(const char* function, In in, std::int64_t n, Out out, Ac
   }
 }
 
-// Allocates (or checks the caller's) storage, launches, and calls then(pieces) while the
-// storage is still held. With WithResult the result goes to pieces.result (and `out` is
-// ignored).
-template <algorithm Algo, bool WithResult, class Acc, class In, class Out, class Op, class Then>
+// Allocates (or checks the caller's) storage, launches, and calls then() while the storage
+// is still held.
+template <algorithm Algo, class Acc, class In, class Out, class Op, class Then>
 void with_storage(const char* function, const char* query, In in, std::int64_t n, Out out,
                   Acc init, Op op, const options& o, Then then) {
-  constexpr bool with_result = WithResult;
   const cudaStream_t stream = o.stream;
   const int grid = grid_of<Algo, Acc, In, Op>(function, n);
   bool in_storage = o.storage.data != nullptr;
@@ -302,19 +300,17 @@ void with_storage(const char* function, const char* query, In in, std::int64_t n
     }
   }
   storage_carver sizer;
-  (void)carve<Algo, Acc, Op>(sizer, n, grid, with_result, in_storage);
+  (void)carve<Algo, Acc, Op>(sizer, n, grid, in_storage);
   scoped_storage storage(function, query, o.storage.data, o.storage.bytes,
                          with_alignment_slack(sizer.used()), stream);
   storage_carver carver(storage.aligned());
-  reduce_pieces<Acc> p = carve<Algo, Acc, Op>(carver, n, grid, with_result, in_storage);
-  Out target = out;
-  if constexpr (WithResult) target = p.result;
+  reduce_pieces<Acc> p = carve<Algo, Acc, Op>(carver, n, grid, in_storage);
   if constexpr (Algo == algorithm::single_pass) {
-    launch_single_pass(function, in, n, target, init, op, grid, p, in_storage, stream);
+    launch_single_pass(function, in, n, out, init, op, grid, p, in_storage, stream);
   } else {
-    launch<Algo>(function, in, n, target, init, op, grid, p, stream);
+    launch<Algo>(function, in, n, out, init, op, grid, p, stream);
   }
-  then(p);  // before `storage` is freed (stream-ordered) at the end of this scope
+  then();  // before `storage` is freed (stream-ordered) at the end of this scope
 }
 
 template <algorithm Algo, class Acc, class In, class Out, class Op>
@@ -325,7 +321,7 @@ void reduce_into(const char* function, const char* query, In in, std::int64_t n,
     TALLY_CUDA_CHECK_LAUNCH("write_value_kernel", function);
     return;
   }
-  with_storage<Algo, false>(function, query, in, n, out, init, op, o, [](const auto&) {});
+  with_storage<Algo>(function, query, in, n, out, init, op, o, [] {});
 }
 
 template <algorithm Algo, class Acc, class In, class Op>
@@ -333,16 +329,15 @@ Acc reduce_value(const char* function, const char* query, In in, std::int64_t n,
                  const options& o) {
   static_assert(std::is_trivially_copyable_v<Acc>, "tally::reduce: Acc must be trivially copyable");
   if (n == 0) return init;
+  // The kernel writes the result into this thread's pinned slot (reduce_common.cuh); once
+  // the stream is synchronised the kernel has finished and its write is visible here.
+  Acc* slot = host_result_slot<Acc>(function);
+  with_storage<Algo>(function, query, in, n, slot, init, op, o,
+                     [&] { TALLY_CUDA_CHECK(cudaStreamSynchronize(o.stream), function); });
   struct bytes_t {
     unsigned char b[sizeof(Acc)];
   } host{};
-  auto fetch = [&](const reduce_pieces<Acc>& p) {
-    // pageable host memory: the copy is synchronous; the synchronisation makes sure
-    TALLY_CUDA_CHECK(
-        cudaMemcpyAsync(host.b, p.result, sizeof(Acc), cudaMemcpyDeviceToHost, o.stream), function);
-    TALLY_CUDA_CHECK(cudaStreamSynchronize(o.stream), function);
-  };
-  with_storage<Algo, true>(function, query, in, n, static_cast<Acc*>(nullptr), init, op, o, fetch);
+  std::memcpy(host.b, slot, sizeof(Acc));  // (Acc need not be default-constructible)
   return std::bit_cast<Acc>(host);
 }
 
@@ -405,7 +400,7 @@ std::size_t reduce_storage_bytes(std::int64_t n, const options& o = {}) {
   (void)o;
   using acc_t = exclusive_accumulator_t<Op, Init, input_value_t<In>>;
   return detail::reduction::storage_bytes<reduction::algorithm::single_pass, acc_t, In, Op>(
-      function, n, true);
+      function, n);
 }
 
 template <class In, class Init, class ReduceOp, class TransformOp>
@@ -529,15 +524,15 @@ std::size_t storage_bytes(algorithm a, std::int64_t n, const options& o = {}) {
   using acc_t = exclusive_accumulator_t<Op, Init, input_value_t<In>>;
   namespace dr = detail::reduction;
   switch (a) {
-    case algorithm::tree: return dr::storage_bytes<algorithm::tree, acc_t, In, Op>(function, n, false);
-    case algorithm::block: return dr::storage_bytes<algorithm::block, acc_t, In, Op>(function, n, false);
+    case algorithm::tree: return dr::storage_bytes<algorithm::tree, acc_t, In, Op>(function, n);
+    case algorithm::block: return dr::storage_bytes<algorithm::block, acc_t, In, Op>(function, n);
     case algorithm::chunked:
-      return dr::storage_bytes<algorithm::chunked, acc_t, In, Op>(function, n, false);
+      return dr::storage_bytes<algorithm::chunked, acc_t, In, Op>(function, n);
     case algorithm::chunked_consecutive:
-      return dr::storage_bytes<algorithm::chunked_consecutive, acc_t, In, Op>(function, n, false);
+      return dr::storage_bytes<algorithm::chunked_consecutive, acc_t, In, Op>(function, n);
     case algorithm::atomic: return 0;
     case algorithm::single_pass:
-      return dr::storage_bytes<algorithm::single_pass, acc_t, In, Op>(function, n, false);
+      return dr::storage_bytes<algorithm::single_pass, acc_t, In, Op>(function, n);
   }
   detail::throw_invalid(function, "algorithm", "is not a reduction::algorithm value");
 }

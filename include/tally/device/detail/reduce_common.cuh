@@ -8,6 +8,7 @@
 //   write_value_kernel, finish_kernel
 //                            the one-thread launches that write op(init, total)
 //   finish_word              a zeroed word for the single-pass packed finish (a ring per device)
+//   host_result_slot         pinned host memory that tally::reduce's kernel writes its result to
 //   storage_carver           hands out aligned pieces of one temporary allocation
 #pragma once
 
@@ -202,6 +203,37 @@ inline unsigned long long* finish_word(const char* function) {
     ring = rings[device];
   }
   return ring + next[device].fetch_add(1, std::memory_order_relaxed) % finish_ring_slots;
+}
+
+// ---- the host slot of tally::reduce's result -------------------------------------------------
+// tally::reduce returns its value to the host. Its kernel writes the result straight into
+// pinned host memory, and the call then synchronises the stream: one round trip between
+// host and GPU. (Before: a slot in device memory and, after the kernel, a cudaMemcpyAsync
+// into pageable memory, which the driver stages through a buffer of its own: a second
+// round trip. 16-18 us against 8-11 us a call for 2^12-2^20 floats on an H200;
+// docs/perf-notes.md, "The reduce's value straight to the host".)
+// One slot per host thread and accumulator type: a reduce waits for its result before it
+// returns, so a thread never has two in flight, and threads never share a slot. Allocated
+// by the thread's first reduce of that type (cudaHostAlloc: portable, so a kernel on any
+// device may write it; mapped, and under unified addressing, which every device tally
+// runs on has, the host pointer is also the device's) with the calling thread's capture
+// mode relaxed for the allocation (as finish_word's); freed when the thread exits.
+template <class Acc>
+Acc* host_result_slot(const char* function) {
+  struct slot {
+    void* p = nullptr;
+    ~slot() {
+      if (p != nullptr) (void)cudaFreeHost(p);
+    }
+  };
+  thread_local slot s;
+  if (s.p == nullptr) {
+    const relaxed_capture_mode relaxed(function);
+    void* p = nullptr;
+    TALLY_CUDA_CHECK(cudaHostAlloc(&p, sizeof(Acc), cudaHostAllocMapped | cudaHostAllocPortable), function);
+    s.p = p;
+  }
+  return static_cast<Acc*>(s.p);
 }
 
 // ---- carving one temporary allocation into aligned pieces -------------------------------------
