@@ -163,7 +163,8 @@ class reduce_table {
           tally::reduce_into(in(), n, result(), T(0), tally::plus{}, o);
         },
         read_device, reference);
-    // ... and the value returned to the host (the time includes the wait and the copy)
+    // ... and the value returned to the host (the time includes the kernel's write into
+    // pinned host memory and the host's wait for it)
     T host_result{};
     row(operation::reduce, "tally::reduce (value)",
         [=, this, &host_result](cudaStream_t s) {
