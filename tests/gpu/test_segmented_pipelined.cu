@@ -219,9 +219,11 @@ void check_keys(std::uint64_t salt, Equal equal, Op op) {
 
 // CSR offsets over [lead, n - tail) of [0, n): the elements outside them must stay
 // untouched (poisoned). Segment lengths by pattern: 1, 3, a tile + 1, random in [0, 40]
-// with empty segments, random in [0, 3 tiles], one segment. Both protocols, inclusive and
-// exclusive, 32- and 64-bit offsets, aligned and not, against the sequential scan by the
-// flags the offsets give.
+// with empty segments, random in [0, 3 tiles], one segment, random in [0, 6] (aligned:
+// with 4-byte offsets the head bitmap's kernel stages each warp's runs of 32 offsets
+// through shared memory; a partial last group of runs does not). Both protocols,
+// inclusive and exclusive, 32- and 64-bit offsets, aligned and not, against the
+// sequential scan by the flags the offsets give.
 template <class T, class Offset, class Op>
 void check_offsets(std::uint64_t salt, Op op) {
   using heads_t = sp::offsets_bitmap<const Offset*>;
@@ -232,7 +234,7 @@ void check_offsets(std::uint64_t salt, Op op) {
   device_buffer<T> out(h.size() + 1);
   const T init = init_of<T>();
   auto g = rng(salt + 1);
-  const std::vector<int> patterns = quick() ? std::vector<int>{1, 3} : std::vector<int>{0, 1, 2, 3, 4, 5};
+  const std::vector<int> patterns = quick() ? std::vector<int>{1, 3, 6} : std::vector<int>{0, 1, 2, 3, 4, 5, 6};
   for (const i64 n : edges<T, heads_t>(top)) {
     for (const int pattern : patterns) {
       for (const i64 lead : {i64{0}, i64{5}}) {
@@ -247,6 +249,7 @@ void check_offsets(std::uint64_t salt, Op op) {
             case 3: len = static_cast<i64>(g() % 41); break;
             case 4: len = static_cast<i64>(g() % static_cast<unsigned>(3 * tile + 1)); break;
             case 5: len = n; break;
+            case 6: len = static_cast<i64>(g() % 7); break;
             default: break;
           }
           at = at + len < n - tail ? at + len : n - tail;

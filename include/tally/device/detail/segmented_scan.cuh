@@ -440,10 +440,14 @@ void scan(const char* function, In in, Out out, std::int64_t n, Heads heads, Acc
 // Bit offsets[k] is set for every k < S (offsets[S] is the end, not a head), in a bitmap
 // that a clear kernel has zeroed first. How a thread takes the offsets, by the segments'
 // mean length n / S:
-//   - shorter than 8: a run of 32 consecutive offsets (one 16-byte load per 4 of them
-//     where the offsets are a 16-byte aligned pointer to 4-byte integers); it ORs the bits
-//     that fall in one 32-bit word together and sets them with one global atomicOr per
-//     word (sorted offsets: one per word the run touches; about one atomic a run);
+//   - shorter than 8: a run of 32 consecutive offsets; it ORs the bits that fall in one
+//     32-bit word together and sets them with one global atomicOr per word (sorted
+//     offsets: one per word the run touches; about one atomic a run). Where the offsets
+//     are a 16-byte aligned pointer to 4-byte integers, a warp's 32 runs (4 KiB) are
+//     loaded together, 512 consecutive bytes an instruction, into shared memory, and each
+//     lane reads its run back from there ("staged"): a lane loading its own run with
+//     16-byte loads puts the 32 lanes of each load 128 bytes apart, and the kernel moved
+//     only 2.7 TB/s (80 MB in 29.6 us for 2^24 offsets; docs/perf-notes.md, session 33);
 //   - 8 to 31: runs of 4 (a run's offsets fall in different words anyway, and shorter
 //     runs keep enough threads busy: runs of 32 over 2^21 offsets took 34 us);
 //   - 32 and longer ("strided"): lane l of a warp takes offsets base + l + 32 i, so that a
@@ -495,11 +499,49 @@ __global__ void __launch_bounds__(bitmap_threads)
   // the run in the offsets' own type (32 4-byte offsets in 32 registers, not 64: with
   // 64-bit copies the kernel of runs of 32 took 86 registers, 2 blocks of 256 an SM)
   using offset = std::remove_cv_t<typename std::iterator_traits<Offsets>::value_type>;
+  // Staged runs (runs of 32 from a pointer to 4-byte offsets): each warp's 4 KiB, as 32
+  // rows (runs) of 8 16-byte columns. Column c of row r is kept at column c ^ (r % 8), so
+  // that both the stores (8 lanes a row) and the reads (one row a lane, 8 lanes at 8
+  // different columns) touch all 32 banks 4 times: no bank conflicts.
+  constexpr bool staged = Run == 32 && !Strided && std::is_pointer_v<Offsets> && sizeof(offset) == 4 &&
+                          std::is_integral_v<offset>;
   for (std::int64_t first = start; first < num_segments; first += stride) {
     offset p[bitmap_run];
     bool loaded = false;  // by 16-byte vectors (a whole run)
+    if constexpr (staged) {
+      constexpr int columns = bitmap_run / 4;  // 16-byte loads a run
+      __shared__ int4 stage[bitmap_threads / 32][32 * columns];
+      const int lane = static_cast<int>(threadIdx.x % 32);
+      // the warp's runs start at warp_first (the same for its 32 lanes, so the branch is
+      // the whole warp's: every lane is in this iteration when all 32 runs are whole)
+      const std::int64_t warp_first = first - static_cast<std::int64_t>(lane) * bitmap_run;
+      if (vectors && warp_first + 32 * bitmap_run <= num_segments) {
+        int4* rows = stage[threadIdx.x / 32];
+        const auto* g = reinterpret_cast<const int4*>(offsets + warp_first);
+        int4 x[columns];
+#pragma unroll
+        for (int q = 0; q < columns; ++q) x[q] = g[32 * q + lane];  // all loads first: in flight together
+        __syncwarp();  // the lanes' reads of the previous runs are done before they are overwritten
+#pragma unroll
+        for (int q = 0; q < columns; ++q) {
+          const int k = 32 * q + lane;  // the warp's k-th vector: row k / columns, column k % columns
+          const int r = k / columns;
+          rows[r * columns + ((k % columns) ^ (r % 8))] = x[q];
+        }
+        __syncwarp();  // every lane's stores are visible to the lane that reads the row
+#pragma unroll
+        for (int q = 0; q < columns; ++q) {
+          const int4 v = rows[lane * columns + (q ^ (lane % 8))];
+          p[4 * q] = static_cast<offset>(v.x);
+          p[4 * q + 1] = static_cast<offset>(v.y);
+          p[4 * q + 2] = static_cast<offset>(v.z);
+          p[4 * q + 3] = static_cast<offset>(v.w);
+        }
+        loaded = true;
+      }
+    }
     if constexpr (std::is_pointer_v<Offsets> && !Strided && sizeof(offset) == 4) {
-      if (vectors && first + bitmap_run <= num_segments) {
+      if (!loaded && vectors && first + bitmap_run <= num_segments) {
         const auto* v = reinterpret_cast<const int4*>(offsets + first);
 #pragma unroll
         for (int q = 0; q < bitmap_run / 4; ++q) {
