@@ -44,7 +44,8 @@
 //
 // Storage: without options.storage nothing is allocated for reduce_into: integer sums take
 // their finish word from a ring of words kept per device (allocated and zeroed by the
-// first such reduce on the device: a cudaMalloc, so not inside a stream capture); other
+// first such reduce on the device, a cudaMalloc with the calling thread's capture mode
+// relaxed for it, so it may also be inside a stream capture: reduce_common.cuh); other
 // reduces use the tile state tally keeps per (device, stream) for the single-pass scans
 // (device/detail/tile_state.cuh), or, while the stream is being captured, a stream-ordered
 // allocation of the call zeroed by a memset (a graph may be replayed on any stream). With
