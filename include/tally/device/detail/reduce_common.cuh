@@ -7,7 +7,8 @@
 //   reduce_in_order          one block reduces `count` partials in index order
 //   write_value_kernel, finish_kernel
 //                            the one-thread launches that write op(init, total)
-//   finish_word              a zeroed word for the single-pass packed finish (a ring per device)
+//   finish_word              a zeroed word for the single-pass packed finish (a ring per
+//                            device and context)
 //   host_result_slot         pinned host memory that tally::reduce's kernel writes its result to
 //   storage_carver           hands out aligned pieces of one temporary allocation
 #pragma once
@@ -19,12 +20,14 @@
 #include <mutex>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include <cuda_runtime.h>
 
 #include "tally/block/block_reduce.cuh"
 #include "tally/core/commutative.hpp"
 #include "tally/core/operators.hpp"
+#include "tally/device/detail/context.cuh"
 #include "tally/device/detail/cuda_check.cuh"
 #include "tally/device/detail/occupancy.cuh"  // current_device, resident_grid
 #include "tally/device/detail/storage.cuh"
@@ -169,40 +172,52 @@ __global__ void finish_kernel(Source source, Acc init, Op op, Out out) {
 // ---- the word of the single-pass packed finish ---------------------------------------------
 // Integer sums finish with one 64-bit word that is 0 at launch (single_pass_reduction.cuh);
 // the last block to arrive sets it back to 0, so no launch is needed to zero it before the
-// next call. Calls without caller storage take their word from a ring of words per device,
-// allocated and zeroed once (the first such reduce on a device pays for a cudaMalloc and a
-// zeroing on a private stream, which it may do inside a graph capture: storage.cuh,
-// relaxed_capture_mode). Each call takes the
+// next call. Calls without caller storage take their word from a ring of words per device
+// and context, allocated and zeroed once (the first such reduce in a context pays for a
+// cudaMalloc and a zeroing on a private stream, which it may do inside a graph capture:
+// storage.cuh, relaxed_capture_mode). Each call takes the
 // next slot: calls in flight at the same time on different streams use different words
 // unless more than `ring_slots` calls are in flight at once. (Calls with caller storage keep
 // their word there instead.)
+// A ring is memory of the context it was allocated in (context.cuh): after cudaDeviceReset
+// it is gone, so a call in a context without a ring of its own allocates one, and rings of
+// contexts that no longer exist are forgotten, never freed (their memory went with their
+// context, and their addresses may now be somebody else's). A ring of a context that is
+// still there (several contexts on one device, driver API) stays for the life of the process.
 inline constexpr std::size_t finish_ring_slots = std::size_t{1} << 16;
 
 inline unsigned long long* finish_word(const char* function) {
+  struct ring {
+    context_ref context;
+    unsigned long long* words;
+    std::uint64_t next;  // the index of the slot the next call takes
+  };
   static std::mutex mutex;
-  static unsigned long long* rings[64] = {};
-  static std::atomic<std::uint64_t> next[64] = {};
+  static std::vector<ring> rings[64];
   const int device = current_device(function);
-  unsigned long long* ring = nullptr;
-  {
-    const std::lock_guard<std::mutex> lock(mutex);
-    if (rings[device] == nullptr) {
-      const relaxed_capture_mode relaxed(function);
-      void* p = nullptr;
-      const std::size_t bytes = finish_ring_slots * sizeof(unsigned long long);
-      TALLY_CUDA_CHECK(cudaMalloc(&p, bytes), function);
-      cudaStream_t stream = nullptr;
-      TALLY_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), function);
-      const cudaError_t set = cudaMemsetAsync(p, 0, bytes, stream);
-      const cudaError_t done = set == cudaSuccess ? cudaStreamSynchronize(stream) : set;
-      (void)cudaStreamDestroy(stream);
-      if (done != cudaSuccess) (void)cudaFree(p);
-      TALLY_CUDA_CHECK(done, function);
-      rings[device] = static_cast<unsigned long long*>(p);  // kept for the life of the process
-    }
-    ring = rings[device];
+  const unsigned long long context = current_context_id(function);
+  const std::lock_guard<std::mutex> lock(mutex);
+  std::vector<ring>& mine = rings[device];
+  ring* found = nullptr;
+  for (ring& r : mine) found = r.context.id == context ? &r : found;
+  if (found == nullptr) {
+    std::erase_if(mine, [&](const ring& r) { return !context_alive(r.context, function); });
+    const context_ref owner = current_context(function);
+    const relaxed_capture_mode relaxed(function);
+    void* p = nullptr;
+    const std::size_t bytes = finish_ring_slots * sizeof(unsigned long long);
+    TALLY_CUDA_CHECK(cudaMalloc(&p, bytes), function);
+    cudaStream_t stream = nullptr;
+    TALLY_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), function);
+    const cudaError_t set = cudaMemsetAsync(p, 0, bytes, stream);
+    const cudaError_t done = set == cudaSuccess ? cudaStreamSynchronize(stream) : set;
+    (void)cudaStreamDestroy(stream);
+    if (done != cudaSuccess) (void)cudaFree(p);
+    TALLY_CUDA_CHECK(done, function);
+    mine.push_back(ring{owner, static_cast<unsigned long long*>(p), 0});
+    found = &mine.back();
   }
-  return ring + next[device].fetch_add(1, std::memory_order_relaxed) % finish_ring_slots;
+  return found->words + found->next++ % finish_ring_slots;
 }
 
 // ---- the host slot of tally::reduce's result -------------------------------------------------
@@ -218,20 +233,34 @@ inline unsigned long long* finish_word(const char* function) {
 // device may write it; mapped, and under unified addressing, which every device tally
 // runs on has, the host pointer is also the device's) with the calling thread's capture
 // mode relaxed for the allocation (as finish_word's); freed when the thread exits.
+// Pinned memory belongs to the context that allocated it, and cudaDeviceReset frees it
+// with that context (measured: context.cuh). So the slot remembers that context: a reduce
+// that finds it gone allocates a new slot and forgets the old one; the thread's exit frees
+// the slot only while its context still exists (the address of a slot freed by a reset
+// may since have been handed to another allocation, which cudaFreeHost would free). A
+// thread that moves to another device keeps its slot (portable) while the context that
+// allocated it exists.
 template <class Acc>
 Acc* host_result_slot(const char* function) {
   struct slot {
     void* p = nullptr;
+    context_ref owner;
     ~slot() {
-      if (p != nullptr) (void)cudaFreeHost(p);
+      try {
+        if (p != nullptr && context_alive(owner, "reduce")) (void)cudaFreeHost(p);
+      } catch (...) {  // (context_alive cannot throw once a slot exists; a destructor must not)
+      }
     }
   };
   thread_local slot s;
+  if (s.p != nullptr && !context_alive(s.owner, function)) s.p = nullptr;
   if (s.p == nullptr) {
+    const context_ref owner = current_context(function);
     const relaxed_capture_mode relaxed(function);
     void* p = nullptr;
     TALLY_CUDA_CHECK(cudaHostAlloc(&p, sizeof(Acc), cudaHostAllocMapped | cudaHostAllocPortable), function);
     s.p = p;
+    s.owner = owner;
   }
   return static_cast<Acc*>(s.p);
 }
