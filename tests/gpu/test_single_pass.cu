@@ -858,6 +858,111 @@ TEST(SinglePass, SmallPathSizes) {
   check_small_sizes<std::uint64_t, tally::maximum>("uint64 maximum", 106, false);
 }
 
+// ---- the one-block scan -------------------------------------------------------------------------
+// 16-byte aligned pointers to 4- and 8-byte values and n of at most 1024 16-byte vectors:
+// one block of 256, 512 or 1024 threads, a vector each, no state (one_block_scan.cuh).
+namespace ob = tally::detail::one_block;
+
+TEST(SinglePass, OneBlockTakesAlignedSmallScans) {
+  device_buffer<std::int32_t> buf(8192);
+  std::int32_t* p = buf.data();
+  const std::int32_t* in = p;
+  EXPECT_TRUE(ob::takes<std::int32_t>(in, p, 1));
+  EXPECT_TRUE(ob::takes<std::int32_t>(in, p, 4096));
+  EXPECT_FALSE(ob::takes<std::int32_t>(in, p, 4097));
+  EXPECT_FALSE(ob::takes<std::int32_t>(in + 1, p, 100));  // misaligned input
+  EXPECT_FALSE(ob::takes<std::int32_t>(in, p + 1, 100));  // misaligned output
+  EXPECT_FALSE(ob::takes<std::int64_t>(in, p, 100));      // a converting input
+  auto* q = reinterpret_cast<std::int64_t*>(p);
+  EXPECT_TRUE(ob::takes<std::int64_t>(static_cast<const std::int64_t*>(q), q, 2048));
+  EXPECT_FALSE(ob::takes<std::int64_t>(static_cast<const std::int64_t*>(q), q, 2049));
+  auto it = thrust::make_transform_iterator(thrust::counting_iterator<std::int64_t>(0), square_mod{});
+  EXPECT_FALSE(ob::takes<std::int64_t>(it, q, 100));
+}
+
+// Each block size and its edges (256, 512 and 1024 threads of one vector each), partial last
+// vectors and threads past the end, against the oracle, exactly (random bytes: wrapping
+// sums, maxima, and a non-commutative 8-byte operator); inclusive, exclusive with init, in
+// place; through the public scans, which take the one-block scan for all these n.
+template <class T, class Op>
+void check_one_block(const char* label, std::uint64_t salt) {
+  SCOPED_TRACE(label);
+  constexpr std::int64_t v = 16 / static_cast<std::int64_t>(sizeof(T));
+  constexpr std::int64_t top = 1024 * v;
+  std::vector<std::int64_t> ns = {1, 2, v - 1, v, v + 1, 31, 32, 33};
+  for (const std::int64_t threads : {std::int64_t{256}, std::int64_t{512}, std::int64_t{1024}}) {
+    for (const std::int64_t d : std::initializer_list<std::int64_t>{-v - 1, -v + 1, -1, 0, 1, v + 1}) {
+      const std::int64_t n = threads * v + d;
+      if (n >= 1 && n <= top + 1) ns.push_back(n);
+    }
+  }
+  const auto h = bytes_random<T>(static_cast<std::size_t>(top + 1), salt);
+  const T init = bytes_random<T>(1, salt + 1)[0];
+  const Op op{};
+  const auto want_i = host_scan(h, false, init, op);
+  const auto want_e = host_scan(h, true, init, op);
+  device_buffer<T> in(h), out(static_cast<std::size_t>(top + 2));
+  for (const std::int64_t n : ns) {
+    SCOPED_TRACE("n = " + std::to_string(n) + (ob::takes<T>(static_cast<const T*>(in.data()), out.data(), n)
+                                                   ? " (one block)"
+                                                   : " (past the one-block scan)"));
+    for (const bool exclusive : {false, true}) {
+      out.poison();
+      if (exclusive) {
+        tally::exclusive_scan(in.data(), out.data(), n, init, op);
+      } else {
+        tally::inclusive_scan(in.data(), out.data(), n, op);
+      }
+      TALLY_TEST_CUDA(cudaDeviceSynchronize());
+      const auto got = out.download(static_cast<std::size_t>(n + 1));
+      const auto& want = exclusive ? want_e : want_i;
+      for (std::int64_t i = 0; i < n; ++i) {
+        ASSERT_EQ(got[static_cast<std::size_t>(i)], want[static_cast<std::size_t>(i)])
+            << (exclusive ? "exclusive" : "inclusive") << ", element " << i;
+      }
+      ASSERT_TRUE(device_buffer<T>::is_poison(got[static_cast<std::size_t>(n)])) << "written past n";
+    }
+  }
+  for (const std::int64_t n : std::initializer_list<std::int64_t>{top - 3, top}) {
+    device_buffer<T> work(h);
+    tally::inclusive_scan(work.data(), work.data(), n, op);
+    TALLY_TEST_CUDA(cudaDeviceSynchronize());
+    const auto got = work.download(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i) {
+      ASSERT_EQ(got[static_cast<std::size_t>(i)], want_i[static_cast<std::size_t>(i)])
+          << "in place, n = " << n << ", element " << i;
+    }
+  }
+}
+
+TEST(SinglePass, OneBlockSizes) {
+  check_one_block<std::uint32_t, tally::plus>("uint32 plus", 141);
+  check_one_block<std::uint32_t, tally::maximum>("uint32 maximum", 142);
+  check_one_block<std::uint64_t, tally::plus>("uint64 plus", 143);
+  check_one_block<affine32, compose32>("affine32 compose (8 bytes, non-commutative)", 144);
+}
+
+// Floats on the one-block scan: within rounding of a double-precision scan, and the same
+// bits in every run (its association is fixed by n), with and without
+// options.deterministic.
+TEST(SinglePass, OneBlockFloatBits) {
+  for (const std::int64_t n : {std::int64_t{1000}, std::int64_t{2045}, std::int64_t{4096}}) {
+    SCOPED_TRACE("n = " + std::to_string(n));
+    const auto h = mixed_floats(static_cast<std::size_t>(n), 151);
+    device_buffer<float> in(h), out(static_cast<std::size_t>(n));
+    for (const bool exclusive : {false, true}) {
+      SCOPED_TRACE(exclusive ? "exclusive" : "inclusive");
+      const auto first = float_sum_scan(in, out, n, exclusive, tally::options{});
+      EXPECT_LT(worst_relative_error(h, first, exclusive), 1e-5);
+      for (int run = 0; run < 3; ++run) {
+        const auto got = float_sum_scan(in, out, n, exclusive,
+                                        with_strategy(scan_strategy::decoupled_lookback, run % 2 == 0));
+        ASSERT_EQ(std::memcmp(got.data(), first.data(), got.size() * sizeof(float)), 0) << "run " << run;
+      }
+    }
+  }
+}
+
 // options.deterministic on the path: the same bits in every run, and the same bits as the
 // chained scan with the same tiles in the same (by-block) kernel: the same left fold of
 // tile aggregates and the same association within a tile (a staged kernel of the same

@@ -12,6 +12,7 @@
 #include "tally/device/detail/block_algorithms.cuh"
 #include "tally/device/detail/chained.cuh"
 #include "tally/device/detail/decoupled_lookback.cuh"
+#include "tally/device/detail/one_block_scan.cuh"
 #include "tally/device/detail/pipelined_scan.cuh"
 #include "tally/device/detail/reduce_then_scan.cuh"
 #include "tally/device/detail/scan_then_propagate.cuh"
@@ -92,8 +93,9 @@ std::size_t storage_bytes_with(std::int64_t n) {
 // multi-pass strategies. The single-pass ones run the pipelined kernel for large scans of
 // 16-byte aligned pointers to 4- and 8-byte Acc (pipelined::takes), and otherwise
 // single_pass_scan.cuh's kernel with single_pass::default_single_pass_tuning (call
-// single_pass::scan to override it); the look-back takes the small-n path where it
-// applies, and runs its tiles by block where they fit on the device at once
+// single_pass::scan to override it); the look-back takes the one-block scan where one
+// block holds the whole input (one_block_scan.cuh), the small-n path where it applies,
+// and runs its tiles by block where they fit on the device at once
 // (single_pass_scan.cuh).
 template <class Strategy, class Selector, bool Exclusive, class Acc,
           int Threads = default_tuning<Selector::tuning_key, Acc>().block_threads,
@@ -107,6 +109,12 @@ void scan_with(const char* function, const char* storage_query, In in, Out out, 
     // caller storage is held to what the storage query said, whichever tiles run
     const std::size_t promised = single_pass::public_storage_bytes<Acc>(n);
     if constexpr (Strategy::by_block && single_pass::acc_pointers<Acc, In, Out>()) {
+      if (one_block::takes<Acc>(in, out, n)) {
+        // no state at all; caller storage is still held to the storage query's answer
+        check_caller_storage(function, storage_query, o.storage.data, o.storage.bytes, promised);
+        one_block::scan<Exclusive, Acc>(function, in, out, n, seed, op, o.stream);
+        return;
+      }
       if (single_pass::small_path_takes<Acc>(in, out, n, o, function)) {
         single_pass::scan<protocol, Exclusive, Acc, single_pass::small_single_pass_tuning<Acc>(),
                           true>(function, storage_query, in, out, n, seed, op, o, {}, promised);

@@ -104,6 +104,17 @@ inline cudaMemPool_t scratch_pool(const char* function) {
   return pools[device];
 }
 
+// Throws std::invalid_argument where caller storage (caller_data != nullptr) holds fewer
+// than `needed` bytes; `query` names the storage query that says how many.
+inline void check_caller_storage(const char* function, const char* query, const void* caller_data,
+                                 std::size_t caller_bytes, std::size_t needed) {
+  if (caller_data != nullptr && caller_bytes < needed) {
+    throw_invalid(function, "options.storage",
+                  "is too small: " + std::to_string(caller_bytes) + " bytes given, " +
+                      std::to_string(needed) + " needed (see tally::" + query + ")");
+  }
+}
+
 // The temporary storage of one call: the caller's (no allocation; too small throws
 // std::invalid_argument) or a stream-ordered allocation from scratch_pool() freed, stream-ordered, when this
 // object goes out of scope (also when a later launch throws).
@@ -114,11 +125,7 @@ class scoped_storage {
       : stream_(stream) {
     if (needed == 0) return;
     if (caller_data != nullptr) {
-      if (caller_bytes < needed) {
-        throw_invalid(function, "options.storage",
-                      "is too small: " + std::to_string(caller_bytes) + " bytes given, " +
-                          std::to_string(needed) + " needed (see tally::" + query + ")");
-      }
+      check_caller_storage(function, query, caller_data, caller_bytes, needed);
       base_ = caller_data;
     } else {
       TALLY_CUDA_CHECK(
