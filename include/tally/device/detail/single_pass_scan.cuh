@@ -417,7 +417,8 @@ TALLY_DEVICE TALLY_FORCEINLINE Acc select_value(bool c, const Acc& x, const Acc&
 // doubling of its tile (8192 int32: 4.6 us alone), and the ticket's round trip comes
 // before a block knows which tile to load. So for pointers to vectorisable values that
 // are 16-byte aligned, and n of at most `small_path_max_tiles` tiles of a smaller tuning
-// (2048 4-byte or 1024 8-byte items: 8 KiB), the public scans run
+// (2048 4-byte or 1024 8-byte items: 8 KiB), the public scans run (above the n that one
+// block holds, which the one-block scan takes: one_block_scan.cuh)
 //   - the smaller tiles, and
 //   - BY BLOCK: tile = blockIdx.x, no wait for the ticket before the loads. That is safe
 //     only if every block runs at the same time (block t waits for blocks < t; were one of
