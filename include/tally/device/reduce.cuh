@@ -285,11 +285,11 @@ void launch_single_pass(const char* function, In in, std::int64_t n, Out out, Ac
   }
 }
 
-// Allocates (or checks the caller's) storage, launches, and calls then() while the storage
-// is still held.
-template <algorithm Algo, class Acc, class In, class Out, class Op, class Then>
+// Allocates (or checks the caller's) storage and launches. Storage this call allocated is
+// given back stream-ordered when it returns: after the kernel, whatever the host does next.
+template <algorithm Algo, class Acc, class In, class Out, class Op>
 void with_storage(const char* function, const char* query, In in, std::int64_t n, Out out,
-                  Acc init, Op op, const options& o, Then then) {
+                  Acc init, Op op, const options& o) {
   const cudaStream_t stream = o.stream;
   const int grid = grid_of<Algo, Acc, In, Op>(function, n);
   bool in_storage = o.storage.data != nullptr;
@@ -311,7 +311,6 @@ void with_storage(const char* function, const char* query, In in, std::int64_t n
   } else {
     launch<Algo>(function, in, n, out, init, op, grid, p, stream);
   }
-  then();  // before `storage` is freed (stream-ordered) at the end of this scope
 }
 
 template <algorithm Algo, class Acc, class In, class Out, class Op>
@@ -322,7 +321,7 @@ void reduce_into(const char* function, const char* query, In in, std::int64_t n,
     TALLY_CUDA_CHECK_LAUNCH("write_value_kernel", function);
     return;
   }
-  with_storage<Algo>(function, query, in, n, out, init, op, o, [] {});
+  with_storage<Algo>(function, query, in, n, out, init, op, o);
 }
 
 template <algorithm Algo, class Acc, class In, class Op>
@@ -333,8 +332,8 @@ Acc reduce_value(const char* function, const char* query, In in, std::int64_t n,
   // The kernel writes the result into this thread's pinned slot (reduce_common.cuh); once
   // the stream is synchronised the kernel has finished and its write is visible here.
   Acc* slot = host_result_slot<Acc>(function);
-  with_storage<Algo>(function, query, in, n, slot, init, op, o,
-                     [&] { TALLY_CUDA_CHECK(cudaStreamSynchronize(o.stream), function); });
+  with_storage<Algo>(function, query, in, n, slot, init, op, o);
+  TALLY_CUDA_CHECK(cudaStreamSynchronize(o.stream), function);
   struct bytes_t {
     unsigned char b[sizeof(Acc)];
   } host{};

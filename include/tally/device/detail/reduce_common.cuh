@@ -13,13 +13,10 @@
 //   storage_carver           hands out aligned pieces of one temporary allocation
 #pragma once
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <mutex>
-#include <string>
-#include <type_traits>
 #include <vector>
 
 #include <cuda_runtime.h>
