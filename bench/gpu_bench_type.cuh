@@ -17,7 +17,9 @@
 //            the tile state tally keeps per stream (one launch, nothing allocated after
 //            the first call); `automatic` both ways, and decoupled look-back with
 //            options.deterministic. A pair the library does not offer
-//            (std::invalid_argument) is skipped with a note.
+//            (std::invalid_argument) is skipped with a note. Reductions: tally::reduce_into
+//            (result in device memory, as CUB's) and tally::reduce (the value returned:
+//            its time includes the host's wait, as Thrust's does).
 // Every row's output is checked against the host reference (verify.hpp).
 //
 // Compile time: the public tally calls instantiate every strategy x block pair, so each
@@ -372,18 +374,30 @@ class gpu_type_bench {
                     },
                     read_host, reference, "returns the value: waits for it");
       }
-      run_tally_reduce(op_name, tally_op, init, host_result, read_host, reference);
+      run_tally_reduce(op_name, tally_op, init, host_result, read_device, read_host, reference);
     }
   }
 
-  // tally's reduce (when its header exists): returns the value, so the time includes the
-  // wait and the copy of the result to the host, as it does for Thrust.
+  // tally's reduce (when its header exists), both forms:
+  //   reduce_into  the result in device memory, nothing waited for: the form CUB's
+  //                DeviceReduce has, so this row's ratio to CUB compares like with like;
+  //   reduce       returns the value, so the time includes the host's wait and the
+  //                result's way to the host, as Thrust's does (its ratio to CUB's row,
+  //                the speedup column's peer, counts that wait against tally).
   template <class TallyOp>
   void run_tally_reduce(const std::string& op_name, TallyOp tally_op, T init, T& host_result,
+                        const std::function<std::vector<double>()>& read_device,
                         const std::function<std::vector<double>()>& read_host,
                         const checkpoints& reference) {
 #if TALLY_BENCH_HAS_DEVICE_REDUCE
     const std::int64_t n = n_;
+    measure_row(operation::reduce, op_name, "tally::reduce_into/automatic",
+                [=, this](cudaStream_t s) {
+                  tally::options o;
+                  o.stream = s;
+                  tally::reduce_into(in(), n, result(), init, tally_op, o);
+                },
+                read_device, reference);
     measure_row(operation::reduce, op_name, "tally::reduce/automatic",
                 [=, this, &host_result](cudaStream_t s) {
                   tally::options o;
@@ -392,7 +406,8 @@ class gpu_type_bench {
                 },
                 read_host, reference, "returns the value: waits for it");
 #else
-    (void)op_name, (void)tally_op, (void)init, (void)host_result, (void)read_host, (void)reference;
+    (void)op_name, (void)tally_op, (void)init, (void)host_result, (void)read_device,
+        (void)read_host, (void)reference;
     note_once("tally::reduce not measured: include/tally/device/reduce.cuh does not exist yet");
 #endif
   }
