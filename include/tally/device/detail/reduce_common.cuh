@@ -52,7 +52,7 @@ struct reduce_tuning {
   // k x threads + t for the other slots; shorter inputs take at most paired_reads x threads
   // blocks.
   static constexpr int paired_reads = 2;
-  static constexpr int vectors_per_thread = 4;    // 16-byte loads in flight per thread and step
+  static constexpr int vectors_per_thread = 4;    // 16-byte loads per thread and step (the next step's issued first)
   static constexpr int scalar_unroll = 4;         // element loads in flight (iterator inputs)
   // The single-pass reduce uses one block (no partials, no counter) up to this many
   // bytes of input: a few steps of one block cost less than the finish of a grid.
