@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "test_common.cuh"
+#include "test_reduce_common.cuh"  // hold_stream_kernel
 #include "tally/device/reduce.cuh"
 #include "tally/device/scan.cuh"
 #include "tally/device/segmented.cuh"
@@ -24,6 +25,7 @@
 namespace {
 
 using namespace tally_test;
+using tally_reduce_test::hold_stream_kernel;
 
 // Small integers: every float sum below is exact, so float results compare with ==.
 std::vector<std::int32_t> small_values(std::size_t n, std::uint64_t salt) {
@@ -147,16 +149,20 @@ TEST(DeviceReset, AThreadsSlotAfterAReset) {
       after = tally::reduce(static_cast<const std::int32_t*>(again), static_cast<std::int64_t>(n), std::int32_t{0});
       (void)cudaFree(again);
     }
-    slot = tally::detail::reduction::host_result_slot<std::int32_t>("reduce");
+    slot = tally::detail::reduction::host_result_slot<std::int32_t>("reduce").slot;
     advance_to(3);
     wait_for(4);
   });
   wait_for(1);
   EXPECT_EQ(before, sum_of(h));
+  // reduce returns when its value is there, possibly before its kernel has exited
+  // (reduce.cuh, "reduce's wait"): the device must be idle before a reset.
+  TALLY_TEST_CUDA(cudaDeviceSynchronize());
   TALLY_TEST_CUDA(cudaDeviceReset());
   advance_to(2);
   wait_for(3);
   EXPECT_EQ(after, sum_of(h));
+  TALLY_TEST_CUDA(cudaDeviceSynchronize());
 
   // Now the worker holds a slot of the new context; a second reset frees it, and the
   // program allocates pinned buffers (one of them may land on the slot's old address)
@@ -182,5 +188,56 @@ TEST(DeviceReset, AThreadsSlotAfterAReset) {
   }
   TALLY_TEST_CUDA(cudaGetLastError());
 }
+
+// tally::reduce waits for its value as the program asked the device to wait
+// (cudaSetDeviceFlags; reduce_common.cuh, wait_for_result): it synchronises the stream under
+// cudaDeviceScheduleBlockingSync, spins under spin and auto, and yields between reads under
+// yield. Each scheduling is set on a fresh context (after a reset), read back, and a reduce
+// of int32 (the packed finish), of float (the descriptor finish) and of a one-block input
+// must return the right values, also behind a 20 ms kernel on the same stream. The
+// device's flags go back to auto at the end.
+TEST(DeviceReset, ReduceUnderEachScheduling) {
+  const unsigned int schedules[] = {cudaDeviceScheduleBlockingSync, cudaDeviceScheduleYield,
+                                    cudaDeviceScheduleSpin, cudaDeviceScheduleAuto};
+  const std::size_t n = std::size_t{1} << 20;
+  const auto h = small_values(n, 31);
+  const std::int64_t total = sum_of(h);
+  std::vector<float> hf(h.begin(), h.end());
+  std::int64_t head = 0;
+  for (std::size_t i = 0; i < 1000; ++i) head += h[i];
+  for (const unsigned int schedule : schedules) {
+    SCOPED_TRACE("schedule flag " + std::to_string(schedule));
+    TALLY_TEST_CUDA(cudaDeviceSynchronize());
+    TALLY_TEST_CUDA(cudaDeviceReset());
+    TALLY_TEST_CUDA(cudaSetDeviceFlags(schedule));
+    TALLY_TEST_CUDA(cudaFree(nullptr));  // the context, with these flags
+    unsigned int flags = 0;
+    TALLY_TEST_CUDA(cudaGetDeviceFlags(&flags));
+    ASSERT_EQ(flags & cudaDeviceScheduleMask, schedule);
+    {
+      device_buffer<std::int32_t> in(h);
+      device_buffer<float> in_f(hf);
+      cudaStream_t stream;
+      TALLY_TEST_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+      tally::options o;
+      o.stream = stream;
+      for (int round = 0; round < 2; ++round) {
+        if (round == 1) hold_stream_kernel<<<1, 1, 0, stream>>>(20'000'000ull);
+        EXPECT_EQ(tally::reduce(in.data(), static_cast<std::int64_t>(n), std::int32_t{0}, tally::plus{}, o), total);
+        if (round == 1) hold_stream_kernel<<<1, 1, 0, stream>>>(20'000'000ull);
+        EXPECT_EQ(tally::reduce(in_f.data(), static_cast<std::int64_t>(n), 0.0f, tally::plus{}, o),
+                  static_cast<float>(total));
+        EXPECT_EQ(tally::reduce(in.data(), std::int64_t{1000}, std::int64_t{0}, tally::plus{}, o), head);
+      }
+      TALLY_TEST_CUDA(cudaStreamSynchronize(stream));
+      TALLY_TEST_CUDA(cudaStreamDestroy(stream));
+    }
+  }
+  TALLY_TEST_CUDA(cudaDeviceSynchronize());
+  TALLY_TEST_CUDA(cudaDeviceReset());
+  TALLY_TEST_CUDA(cudaSetDeviceFlags(cudaDeviceScheduleAuto));
+  TALLY_TEST_CUDA(cudaGetLastError());
+}
+
 
 }  // namespace

@@ -581,6 +581,72 @@ TEST(Reduce, ReduceIntoIsAsynchronous) {
   cudaStreamDestroy(stream);
 }
 
+// ---- reduce's wait: for its own call's value -----------------------------------------------
+// tally::reduce waits for the number its kernel writes after the value (reduce_common.cuh,
+// wait_for_result), not for the stream. The slot is shared by every reduce of one thread
+// with the same accumulator type, whatever the input and operator types, so the number
+// must tell this call's value from the last call's: here the last call left another value
+// in the slot, and this call's kernel runs only after a 50 ms hold, so a wait that took
+// the slot's old contents would return at once, with the other value. Input types
+// (pointer, transform iterator) and operators alternate, with one Acc (int64).
+struct times_two {
+  __host__ __device__ std::int64_t operator()(std::int32_t x) const { return std::int64_t{2} * x; }
+};
+
+TEST(Reduce, ValueIsThisCallsAfterAnotherCallsValue) {
+  const std::int64_t n = 100003;
+  const auto h = exact_input<std::int32_t>(static_cast<std::size_t>(n), 1460, false);
+  const std::int64_t sum = std::accumulate(h.begin(), h.end(), std::int64_t{0});
+  const std::int64_t top = std::max<std::int64_t>(-1000, *std::max_element(h.begin(), h.end()));
+  device_buffer<std::int32_t> in(h);
+  const std::int32_t* d = in.data();
+  const auto doubled = tally::make_transform_iterator(d, times_two{});
+  cudaStream_t stream = nullptr;
+  TALLY_TEST_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  tally::options o;
+  o.stream = stream;
+  for (int round = 0; round < 3; ++round) {
+    ASSERT_EQ(tally::reduce(d, n, std::int64_t{0}, tally::plus{}, o), sum);
+    hold_stream_kernel<<<1, 1, 0, stream>>>(50'000'000ull);
+    ASSERT_EQ(tally::reduce(doubled, n, std::int64_t{0}, tally::plus{}, o), 2 * sum) << "round " << round;
+    hold_stream_kernel<<<1, 1, 0, stream>>>(50'000'000ull);
+    ASSERT_EQ(tally::reduce(d, n, std::int64_t{-1000}, tally::maximum{}, o), top) << "round " << round;
+    hold_stream_kernel<<<1, 1, 0, stream>>>(50'000'000ull);
+    ASSERT_EQ(tally::reduce(d, 1000, std::int64_t{7}, tally::plus{}, o),  // one block
+              7 + std::accumulate(h.begin(), h.begin() + 1000, std::int64_t{0}))
+        << "round " << round;
+  }
+  TALLY_TEST_CUDA(cudaStreamSynchronize(stream));
+  TALLY_TEST_CUDA(cudaStreamDestroy(stream));
+}
+
+// A graph cannot return a value to the host: reduce on a stream being captured refuses
+// with std::invalid_argument naming options.stream, before it queues anything, so the
+// capture is still valid and can be ended (an empty graph).
+TEST(Reduce, ValueOnACapturedStreamIsRefused) {
+  const std::int64_t n = 1 << 20;
+  device_buffer<float> in(static_cast<std::size_t>(n));
+  const float* d = in.data();
+  cudaStream_t stream = nullptr;
+  TALLY_TEST_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  tally::options o;
+  o.stream = stream;
+  TALLY_TEST_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  const std::string m = invalid_argument_message([&] { (void)tally::reduce(d, n, 0.0f, tally::plus{}, o); });
+  for (const char* part : {"tally::reduce", "'options.stream'", "reduce_into"}) {
+    EXPECT_NE(m.find(part), std::string::npos) << m;
+  }
+  cudaGraph_t graph = nullptr;
+  EXPECT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
+  std::size_t nodes = 1;
+  if (graph != nullptr) {
+    TALLY_TEST_CUDA(cudaGraphGetNodes(graph, nullptr, &nodes));
+    TALLY_TEST_CUDA(cudaGraphDestroy(graph));
+  }
+  EXPECT_EQ(nodes, 0u);
+  TALLY_TEST_CUDA(cudaStreamDestroy(stream));
+}
+
 // ---- reduce's result slot: one per host thread and accumulator type ---------------------------
 // tally::reduce's kernel writes its result into pinned host memory kept per host thread and
 // type (reduce_common.cuh, host_result_slot). Threads reducing different lengths at the same

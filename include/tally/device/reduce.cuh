@@ -1,9 +1,10 @@
 // tally/device/reduce.cuh -- device-wide reductions: the public API.
 //
 //   Acc  tally::reduce(in, n, init, op = plus{}, options = {})
-//        init op x_0 op ... op x_{n-1}, returned to the host (waits for it on
-//        options.stream: the kernel writes it into pinned host memory); n == 0 returns
-//        init (converted to Acc) without touching the GPU.
+//        init op x_0 op ... op x_{n-1}, returned to the host: the kernel writes it into
+//        pinned host memory and the call waits for that write, not for the stream (see
+//        "reduce's wait" below); n == 0 returns init (converted to Acc) without touching
+//        the GPU. On a stream being captured into a graph: std::invalid_argument.
 //   void tally::reduce_into(in, n, out, init, op = plus{}, options = {})
 //        the same value written to *out (device memory), asynchronously on options.stream;
 //        n == 0 writes init. out: a device pointer or output iterator; never null.
@@ -57,7 +58,19 @@
 // reduce (returning a value) has its kernel write the result into a slot of pinned host
 // memory that tally keeps per host thread and accumulator type (reduce_common.cuh,
 // host_result_slot: a cudaHostAlloc by the thread's first reduce of that type, with or
-// without caller storage), then synchronises options.stream and reads it.
+// without caller storage).
+//
+// reduce's wait (reduce_common.cuh, wait_for_result): the finishing block writes the value
+// and then the call's sequence number; the host returns the value as soon as the number
+// is there. When reduce returns, everything queued on options.stream before it has
+// finished (the kernel ran after it) and the whole input has been read, but the kernel
+// itself may still be exiting and storage the call allocated is freed after it,
+// stream-ordered: synchronise the stream where it must be idle (before cudaDeviceReset,
+// say). Under the device's default scheduling the thread spins on the number (as
+// cudaStreamSynchronize does), under cudaDeviceScheduleYield it yields between reads, and
+// under cudaDeviceScheduleBlockingSync it synchronises the stream instead. A fault in the
+// kernel, or in work queued before it, is found by a cudaStreamQuery every 50 us of the
+// wait and thrown as tally::error.
 //
 // The course's reductions, for teaching and measurement (each in its own header in
 // device/detail/, documented there and in docs/algorithms.md), all asynchronous and
@@ -88,11 +101,8 @@
 // std::invalid_argument naming the function and argument; a CUDA failure -> tally::error.
 #pragma once
 
-#include <bit>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
-#include <limits>
 #include <type_traits>
 
 #include <cuda_runtime.h>
@@ -329,16 +339,20 @@ Acc reduce_value(const char* function, const char* query, In in, std::int64_t n,
                  const options& o) {
   static_assert(std::is_trivially_copyable_v<Acc>, "tally::reduce: Acc must be trivially copyable");
   if (n == 0) return init;
-  // The kernel writes the result into this thread's pinned slot (reduce_common.cuh); once
-  // the stream is synchronised the kernel has finished and its write is visible here.
-  Acc* slot = host_result_slot<Acc>(function);
-  with_storage<Algo>(function, query, in, n, slot, init, op, o);
-  TALLY_CUDA_CHECK(cudaStreamSynchronize(o.stream), function);
-  struct bytes_t {
-    unsigned char b[sizeof(Acc)];
-  } host{};
-  std::memcpy(host.b, slot, sizeof(Acc));  // (Acc need not be default-constructible)
-  return std::bit_cast<Acc>(host);
+  // A graph cannot hand a value back to the host: refuse before anything is queued, so
+  // that the capture goes on undisturbed.
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  TALLY_CUDA_CHECK(cudaStreamIsCapturing(o.stream, &capture), function);
+  if (capture != cudaStreamCaptureStatusNone) {
+    throw_invalid(function, "options.stream",
+                  "is being captured into a CUDA graph: reduce returns its value to the host, "
+                  "which a graph cannot do (capture reduce_into instead)");
+  }
+  // The kernel writes the result and this call's number into the thread's pinned slot
+  // (reduce_common.cuh); the host waits for the number, not for the stream.
+  const result_slot<Acc> slot = host_result_slot<Acc>(function);
+  with_storage<Algo>(function, query, in, n, host_result_writer<Acc>{slot.slot, slot.sequence}, init, op, o);
+  return wait_for_result(function, o.stream, slot);
 }
 
 template <class Out>

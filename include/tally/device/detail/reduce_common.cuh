@@ -9,20 +9,28 @@
 //                            the one-thread launches that write op(init, total)
 //   finish_word              a zeroed word for the single-pass packed finish (a ring per
 //                            device and context)
-//   host_result_slot         pinned host memory that tally::reduce's kernel writes its result to
+//   host_result_slot, host_result_writer, wait_for_result
+//                            pinned host memory that tally::reduce's kernel writes its
+//                            result to, and the host's wait for it
 //   storage_carver           hands out aligned pieces of one temporary allocation
 #pragma once
 
+#include <bit>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <mutex>
+#include <string>
+#include <thread>
 #include <vector>
 
+#include <cuda/atomic>
 #include <cuda_runtime.h>
 
 #include "tally/block/block_reduce.cuh"
 #include "tally/core/commutative.hpp"
+#include "tally/core/error.hpp"
 #include "tally/core/operators.hpp"
 #include "tally/device/detail/context.cuh"
 #include "tally/device/detail/cuda_check.cuh"
@@ -219,17 +227,50 @@ inline unsigned long long* finish_word(const char* function) {
 
 // ---- the host slot of tally::reduce's result -------------------------------------------------
 // tally::reduce returns its value to the host. Its kernel writes the result straight into
-// pinned host memory, and the call then synchronises the stream: one round trip between
-// host and GPU. (Before: a slot in device memory and, after the kernel, a cudaMemcpyAsync
-// into pageable memory, which the driver stages through a buffer of its own: a second
-// round trip. 16-18 us against 8-11 us a call for 2^12-2^20 floats on an H200;
-// docs/perf-notes.md, "The reduce's value straight to the host".)
-// One slot per host thread and accumulator type: a reduce waits for its result before it
-// returns, so a thread never has two in flight, and threads never share a slot. Allocated
-// by the thread's first reduce of that type (cudaHostAlloc: portable, so a kernel on any
-// device may write it; mapped, and under unified addressing, which every device tally
-// runs on has, the host pointer is also the device's) with the calling thread's capture
-// mode relaxed for the allocation (as finish_word's); freed when the thread exits.
+// pinned host memory, followed by the call's sequence number, and the host waits for that
+// number to appear (wait_for_result): one trip from the GPU to the host, taken as soon as
+// the finishing block has written, not after the kernel has ended and the stream has
+// reported it. (First: a slot in device memory and a cudaMemcpyAsync into pageable memory,
+// 16-18 us a call for 2^12-2^20 floats on an H200; then the pinned slot and
+// cudaStreamSynchronize, 8-11 us; waiting on the slot itself saves 1.8-2.9 us more:
+// docs/perf-notes.md, "The reduce's value straight to the host" and "What tally::reduce
+// waits for".)
+template <class Acc>
+struct host_result {
+  unsigned long long sequence;  // the call whose value `value` holds (0: none yet)
+  Acc value;
+};
+
+// The kernels' output for tally::reduce: `*out = v` stores v, then the call's sequence
+// number with a release store at system scope. A host thread that reads the number with an
+// acquire load and finds its call's reads the whole value: the release orders the value's
+// bytes before the number for every observer, the host included.
+template <class Acc>
+struct host_result_writer {
+  host_result<Acc>* slot;
+  unsigned long long sequence;
+
+  struct reference {
+    host_result<Acc>* slot;
+    unsigned long long sequence;
+    TALLY_DEVICE void operator=(const Acc& v) const {
+      slot->value = v;
+      cuda::atomic_ref<unsigned long long, cuda::thread_scope_system>(slot->sequence)
+          .store(sequence, cuda::memory_order_release);
+    }
+  };
+  TALLY_DEVICE reference operator*() const { return reference{slot, sequence}; }
+};
+
+// One slot per host thread and accumulator type, with the thread's count of calls on it:
+// a reduce waits for its result before it returns, so a thread never has two in flight,
+// and threads never share a slot. Each call takes the next sequence number, so a value
+// left by an earlier call (of any input or operator type with this Acc) is never taken for
+// this one's. Allocated by the thread's first reduce of that type (cudaHostAlloc: portable,
+// so a kernel on any device may write it; mapped, and under unified addressing, which
+// every device tally runs on has, the host pointer is also the device's) with the calling
+// thread's capture mode relaxed for the allocation (as finish_word's); freed when the
+// thread exits.
 // Pinned memory belongs to the context that allocated it, and cudaDeviceReset frees it
 // with that context (measured: context.cuh). So the slot remembers that context: a reduce
 // that finds it gone allocates a new slot and forgets the old one; the thread's exit frees
@@ -238,10 +279,17 @@ inline unsigned long long* finish_word(const char* function) {
 // thread that moves to another device keeps its slot (portable) while the context that
 // allocated it exists.
 template <class Acc>
-Acc* host_result_slot(const char* function) {
+struct result_slot {
+  host_result<Acc>* slot;
+  unsigned long long sequence;  // this call's number: the slot holds a smaller one
+};
+
+template <class Acc>
+result_slot<Acc> host_result_slot(const char* function) {
   struct slot {
     void* p = nullptr;
     context_ref owner;
+    unsigned long long calls = 0;
     ~slot() {
       try {
         if (p != nullptr && context_alive(owner, "reduce")) (void)cudaFreeHost(p);
@@ -255,11 +303,57 @@ Acc* host_result_slot(const char* function) {
     const context_ref owner = current_context(function);
     const relaxed_capture_mode relaxed(function);
     void* p = nullptr;
-    TALLY_CUDA_CHECK(cudaHostAlloc(&p, sizeof(Acc), cudaHostAllocMapped | cudaHostAllocPortable), function);
+    TALLY_CUDA_CHECK(
+        cudaHostAlloc(&p, sizeof(host_result<Acc>), cudaHostAllocMapped | cudaHostAllocPortable), function);
+    static_cast<host_result<Acc>*>(p)->sequence = 0;  // below every call's number
     s.p = p;
     s.owner = owner;
   }
-  return static_cast<Acc*>(s.p);
+  return result_slot<Acc>{static_cast<host_result<Acc>*>(s.p), ++s.calls};
+}
+
+// Waits until the call numbered r.sequence has written its value into r.slot, and returns
+// the value. The wait follows the scheduling the program chose for the device
+// (cudaSetDeviceFlags): cudaDeviceScheduleBlockingSync synchronises the stream (the thread
+// sleeps until the kernel has ended); otherwise the thread spins on the number, as
+// cudaStreamSynchronize spins under the default scheduling, yielding the processor between
+// reads under cudaDeviceScheduleYield. While it spins it asks the stream every
+// `query_interval` whether it failed (a fault in this kernel or in work before it: thrown
+// as tally::error) or has finished; a finished stream without the number would be a bug of
+// tally's, thrown rather than waited on forever.
+template <class Acc>
+Acc wait_for_result(const char* function, cudaStream_t stream, const result_slot<Acc>& r) {
+  const auto arrived = [&] {
+    return cuda::atomic_ref<unsigned long long, cuda::thread_scope_system>(r.slot->sequence)
+               .load(cuda::memory_order_acquire) == r.sequence;
+  };
+  unsigned int flags = 0;
+  TALLY_CUDA_CHECK(cudaGetDeviceFlags(&flags), function);
+  const unsigned int schedule = flags & cudaDeviceScheduleMask;
+  if (schedule == cudaDeviceScheduleBlockingSync) {
+    TALLY_CUDA_CHECK(cudaStreamSynchronize(stream), function);
+  } else {
+    constexpr auto query_interval = std::chrono::microseconds(50);
+    using clock = std::chrono::steady_clock;
+    auto next_query = clock::now() + query_interval;
+    for (unsigned int reads = 1; !arrived(); ++reads) {
+      if (schedule == cudaDeviceScheduleYield) std::this_thread::yield();
+      if (reads % 256 != 0 || clock::now() < next_query) continue;
+      const cudaError_t state = cudaStreamQuery(stream);
+      if (state == cudaSuccess) break;  // the stream is done: the number must be there
+      if (state != cudaErrorNotReady) TALLY_CUDA_CHECK(state, function);
+      next_query = clock::now() + query_interval;
+    }
+  }
+  if (!arrived()) {
+    throw ::tally::error(cudaErrorUnknown, std::string("tally::") + function +
+                                               ": the stream finished without the call's result (a bug in tally)");
+  }
+  struct bytes_t {
+    unsigned char b[sizeof(Acc)];
+  } host{};
+  std::memcpy(host.b, &r.slot->value, sizeof(Acc));  // (Acc need not be default-constructible)
+  return std::bit_cast<Acc>(host);
 }
 
 // ---- carving one temporary allocation into aligned pieces -------------------------------------
