@@ -30,7 +30,6 @@
 #include <cuda_runtime.h>
 
 #include "tally/block/warp_scans.cuh"
-#include "tally/core/error.hpp"
 #include "tally/device/detail/cuda_check.cuh"
 #include "tally/device/detail/single_pass_scan.cuh"  // acc_pointers, aligned_16
 #include "tally/device/detail/storage.cuh"           // seed_value

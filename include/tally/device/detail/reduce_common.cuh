@@ -15,6 +15,7 @@
 //   storage_carver           hands out aligned pieces of one temporary allocation
 #pragma once
 
+#include <algorithm>
 #include <bit>
 #include <chrono>
 #include <cstddef>
@@ -203,8 +204,8 @@ inline unsigned long long* finish_word(const char* function) {
   const unsigned long long context = current_context_id(function);
   const std::lock_guard<std::mutex> lock(mutex);
   std::vector<ring>& mine = rings[device];
-  ring* found = nullptr;
-  for (ring& r : mine) found = r.context.id == context ? &r : found;
+  const auto at = std::ranges::find_if(mine, [&](const ring& r) { return r.context.id == context; });
+  ring* found = at == mine.end() ? nullptr : &*at;
   if (found == nullptr) {
     std::erase_if(mine, [&](const ring& r) { return !context_alive(r.context, function); });
     const context_ref owner = current_context(function);
