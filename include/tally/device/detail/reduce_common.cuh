@@ -61,7 +61,9 @@ struct reduce_tuning {
   // k x threads + t for the other slots; shorter inputs take at most paired_reads x threads
   // blocks.
   static constexpr int paired_reads = 2;
-  static constexpr int vectors_per_thread = 4;    // 16-byte loads per thread and step (the next step's issued first)
+  // 16-byte loads per thread and step; the next step's are issued before this step's are
+  // combined (single_pass_reduction.cuh, vector_thread_partial).
+  static constexpr int vectors_per_thread = 4;
   static constexpr int scalar_unroll = 4;         // element loads in flight (iterator inputs)
   // The single-pass reduce uses one block (no partials, no counter) up to this many
   // bytes of input: a few steps of one block cost less than the finish of a grid.
@@ -233,9 +235,9 @@ inline unsigned long long* finish_word(const char* function) {
 // the finishing block has written, not after the kernel has ended and the stream has
 // reported it. (First: a slot in device memory and a cudaMemcpyAsync into pageable memory,
 // 16-18 us a call for 2^12-2^20 floats on an H200; then the pinned slot and
-// cudaStreamSynchronize, 8-11 us; waiting on the slot itself saves 1.8-2.9 us more:
-// docs/perf-notes.md, "The reduce's value straight to the host" and "What tally::reduce
-// waits for".)
+// cudaStreamSynchronize, 8-11 us; waiting on the slot itself saves 0.9-1.7 us more for
+// int32 and float, an A/B on one machine: docs/perf-notes.md, "The reduce's value straight
+// to the host" and "tally::reduce waits for its own value".)
 template <class Acc>
 struct host_result {
   unsigned long long sequence;  // the call whose value `value` holds (0: none yet)

@@ -21,9 +21,10 @@
 //     types) take the strided cut. Contiguous inputs of arithmetic types (a pointer; any
 //     element size dividing 16) are read with 16-byte vector loads (__ldg of uint4),
 //     `vectors_per_thread` per thread and step, the next step's issued before this one's
-//     are combined, each lane of the vector kept in its own accumulator; the elements before the first 16-byte boundary (a pointer
-//     offset by one element) and after the last whole vector are read one by one by
-//     block 0 and the last block. Iterators use scalar loads, `scalar_unroll` in flight.
+//     are combined, each lane of the vector kept in its own accumulator; the elements
+//     before the first 16-byte boundary (a pointer offset by one element) and after the
+//     last whole vector are read one by one by block 0 and the last block. Iterators use
+//     scalar loads, `scalar_unroll` in flight.
 //   - every other operator takes the consecutive cut (tiles through shared memory, in
 //     order), correct for any associative operator.
 // Small inputs (up to reduce_tuning::single_block_max_bytes) use one block, which writes
@@ -92,7 +93,7 @@ TALLY_DEVICE Acc vector_thread_partial(const T* in, std::int64_t n, Op op) {
   // (load a step, then combine it) ptxas (CUDA 13.0) issued the double kernel's four loads
   // two at a time, reusing the registers of the first two for the last two (the int32,
   // float and int64 kernels issued all four together), and doubles ran 1.2-1.6% slower
-  // than CUB from 2^26 to 2^30 on an H200; with the next step's loads held in registers
+  // than CUB at 2^28-2^30 on an H200; with the next step's loads held in registers
   // of their own they match CUB (perf-notes, "The strided reduce's loads, one step
   // ahead", session 36).
   const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * Threads * Vectors;
