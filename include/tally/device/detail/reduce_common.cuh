@@ -61,9 +61,10 @@ struct reduce_tuning {
   // k x threads + t for the other slots; shorter inputs take at most paired_reads x threads
   // blocks.
   static constexpr int paired_reads = 2;
-  // 16-byte loads per thread and step; the next step's are issued before this step's are
-  // combined (single_pass_reduction.cuh, vector_thread_partial).
-  static constexpr int vectors_per_thread = 4;
+  static constexpr int vectors_per_thread = 4;    // 16-byte loads per thread and step
+  // Inputs of at least this many steps per thread issue the next step's loads before
+  // they combine this step's (single_pass_reduction.cuh, vector_thread_partial).
+  static constexpr int pipelined_min_steps = 8;
   static constexpr int scalar_unroll = 4;         // element loads in flight (iterator inputs)
   // The single-pass reduce uses one block (no partials, no counter) up to this many
   // bytes of input: a few steps of one block cost less than the finish of a grid.

@@ -20,11 +20,11 @@
 //   - commutative operators with an identity (plus, min, max, bit ops on arithmetic
 //     types) take the strided cut. Contiguous inputs of arithmetic types (a pointer; any
 //     element size dividing 16) are read with 16-byte vector loads (__ldg of uint4),
-//     `vectors_per_thread` per thread and step, the next step's issued before this one's
-//     are combined, each lane of the vector kept in its own accumulator; the elements
-//     before the first 16-byte boundary (a pointer offset by one element) and after the
-//     last whole vector are read one by one by block 0 and the last block. Iterators use
-//     scalar loads, `scalar_unroll` in flight.
+//     `vectors_per_thread` per thread and step (on long inputs the next step's issued
+//     before this one's are combined), each lane of the vector kept in its own
+//     accumulator; the elements before the first 16-byte boundary (a pointer offset by one
+//     element) and after the last whole vector are read one by one by block 0 and the last
+//     block. Iterators use scalar loads, `scalar_unroll` in flight.
 //   - every other operator takes the consecutive cut (tiles through shared memory, in
 //     order), correct for any associative operator.
 // Small inputs (up to reduce_tuning::single_block_max_bytes) use one block, which writes
@@ -88,17 +88,29 @@ TALLY_DEVICE Acc vector_thread_partial(const T* in, std::int64_t n, Op op) {
     for (int w = 0; w < width; ++w) acc[w] = static_cast<Acc>(op(acc[w], static_cast<Acc>(x[w])));
   };
 
-  // Software pipelined: a step's Vectors loads are issued before the previous step's are
-  // combined, so every thread has loads in flight while it adds. Written as a plain loop
-  // (load a step, then combine it) ptxas (CUDA 13.0) issued the double kernel's four loads
-  // two at a time, reusing the registers of the first two for the last two (the int32,
-  // float and int64 kernels issued all four together), and doubles ran 1.2-1.6% slower
-  // than CUB at 2^28-2^30 on an H200; with the next step's loads held in registers
-  // of their own they match CUB (perf-notes, "The strided reduce's loads, one step
-  // ahead", session 36).
+  // Two loops over the whole steps (Vectors loads per thread each), the same additions in
+  // the same order, so both give the same bits:
+  //   - plain (fewer than pipelined_min_steps steps per thread): load a step, combine it;
+  //   - software pipelined (longer inputs): the next step's loads are issued before this
+  //     step's are combined, so every thread has loads in flight while it adds.
+  // Why both (perf-notes, "The strided reduce's loads, one step ahead", sessions 36-37,
+  // H200): written as the plain loop, ptxas (CUDA 13.0) issued the double kernel's four
+  // loads two at a time, reusing the registers of the first two for the last two (the
+  // int32, float and int64 kernels issue all four together), and doubles ran 1.2-1.6%
+  // slower than CUB at 2^28-2^30; pipelined they match CUB. But where each thread takes
+  // only 2-4 steps (2^21-2^23 elements of 4 or 8 bytes) the pipelined loop was 1.5-2%
+  // slower than the plain one, so it runs only where there are enough steps to pipeline.
   const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * Threads * Vectors;
   std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * Threads * Vectors + threadIdx.x;
-  if (i + (Vectors - 1) * Threads < vectors) {
+  if (vectors < std::int64_t{reduce_tuning::pipelined_min_steps} * step) {
+    for (; i + (Vectors - 1) * Threads < vectors; i += step) {
+      uint4 raw[Vectors];
+#pragma unroll
+      for (int u = 0; u < Vectors; ++u) raw[u] = __ldg(v + i + u * Threads);  // all in flight
+#pragma unroll
+      for (int u = 0; u < Vectors; ++u) combine(raw[u]);
+    }
+  } else if (i + (Vectors - 1) * Threads < vectors) {
     uint4 next[Vectors];
 #pragma unroll
     for (int u = 0; u < Vectors; ++u) next[u] = __ldg(v + i + u * Threads);  // all in flight
