@@ -350,9 +350,9 @@ Acc reduce_value(const char* function, const char* query, In in, std::int64_t n,
   }
   // The kernel writes the result and this call's number into the thread's pinned slot
   // (reduce_common.cuh); the host waits for the number, not for the stream.
-  const result_slot<Acc> slot = host_result_slot<Acc>(function);
-  with_storage<Algo>(function, query, in, n, host_result_writer<Acc>{slot.slot, slot.sequence}, init, op, o);
-  return wait_for_result(function, o.stream, slot);
+  const host_result_writer<Acc> result = host_result_slot<Acc>(function);
+  with_storage<Algo>(function, query, in, n, result, init, op, o);
+  return wait_for_result(function, o.stream, result);
 }
 
 template <class Out>

@@ -282,14 +282,10 @@ struct host_result_writer {
 // may since have been handed to another allocation, which cudaFreeHost would free). A
 // thread that moves to another device keeps its slot (portable) while the context that
 // allocated it exists.
+// Returns the writer of this call: the thread's slot and the call's number (the slot holds
+// a smaller one).
 template <class Acc>
-struct result_slot {
-  host_result<Acc>* slot;
-  unsigned long long sequence;  // this call's number: the slot holds a smaller one
-};
-
-template <class Acc>
-result_slot<Acc> host_result_slot(const char* function) {
+host_result_writer<Acc> host_result_slot(const char* function) {
   struct slot {
     void* p = nullptr;
     context_ref owner;
@@ -313,7 +309,7 @@ result_slot<Acc> host_result_slot(const char* function) {
     s.p = p;
     s.owner = owner;
   }
-  return result_slot<Acc>{static_cast<host_result<Acc>*>(s.p), ++s.calls};
+  return host_result_writer<Acc>{static_cast<host_result<Acc>*>(s.p), ++s.calls};
 }
 
 // Waits until the call numbered r.sequence has written its value into r.slot, and returns
@@ -326,7 +322,7 @@ result_slot<Acc> host_result_slot(const char* function) {
 // as tally::error) or has finished; a finished stream without the number would be a bug of
 // tally's, thrown rather than waited on forever.
 template <class Acc>
-Acc wait_for_result(const char* function, cudaStream_t stream, const result_slot<Acc>& r) {
+Acc wait_for_result(const char* function, cudaStream_t stream, const host_result_writer<Acc>& r) {
   const auto arrived = [&] {
     return cuda::atomic_ref<unsigned long long, cuda::thread_scope_system>(r.slot->sequence)
                .load(cuda::memory_order_acquire) == r.sequence;
