@@ -105,19 +105,25 @@ std::vector<std::int64_t> reduce_sizes(std::int64_t max_n) {
   const std::int64_t tile = 4096 * 4 / static_cast<std::int64_t>(sizeof(T) < 4 ? 4 : sizeof(T));
   auto v = sizes(tile, max_n);
   if (quick()) max_n = std::min<std::int64_t>(max_n, std::int64_t{1} << 17);
-  const std::int64_t single_block =
-      tally::detail::reduction::reduce_tuning::single_block_max_bytes / static_cast<std::int64_t>(sizeof(T));
-  std::set<std::int64_t> s(v.begin(), v.end());
-  // where the single pass's grid reaches paired_reads x threads blocks of one vector step (`tile`)
-  // each, and where it turns to blocks_per_sm blocks on every SM (single_pass_reduction.cuh,
-  // grid()), just below and above
   using tuning = tally::detail::reduction::reduce_tuning;
+  // one block up to these (the larger where the grid would finish through descriptors)
+  const std::int64_t single_block = tuning::single_block_max_bytes / static_cast<std::int64_t>(sizeof(T));
+  const std::int64_t descriptor_single_block =
+      tuning::descriptor_single_block_max_bytes / static_cast<std::int64_t>(sizeof(T));
+  std::set<std::int64_t> s(v.begin(), v.end());
+  // where the single pass's grid passes paired_reads x 32 blocks of one vector step (`tile`)
+  // each (the descriptor finish in one warp up to there), reaches paired_reads x threads
+  // blocks, and where it turns to blocks_per_sm blocks on every SM (single_pass_reduction.cuh,
+  // grid(), warp_finish), just below and above
+  const std::int64_t one_warp = tile * tuning::paired_reads * 32;
   const std::int64_t capped = tile * tuning::paired_reads * tuning::threads;
   const std::int64_t even_blocks =
       std::min<std::int64_t>(std::int64_t{tuning::blocks_per_sm} * tally::detail::multiprocessors("test"),
                              std::int64_t{tuning::threads} * tuning::finish_reads);
   const std::int64_t even = tile * tuning::even_grid_min_steps * even_blocks;
-  for (std::int64_t k : {single_block - 1, single_block, single_block + 1, std::int64_t{1000},
+  for (std::int64_t k : {single_block - 1, single_block, single_block + 1, descriptor_single_block - 1,
+                         descriptor_single_block, descriptor_single_block + 1, one_warp - 1, one_warp,
+                         one_warp + 1, std::int64_t{1000},
                          std::int64_t{1000000}, std::int64_t{1} << 20, capped - 1, capped + 1,
                          even - 1, even}) {
     if (k >= 0 && k <= max_n) s.insert(k);

@@ -69,6 +69,9 @@ struct reduce_tuning {
   // The single-pass reduce uses one block (no partials, no counter) up to this many
   // bytes of input: a few steps of one block cost less than the finish of a grid.
   static constexpr std::int64_t single_block_max_bytes = 32 * 1024;
+  // ... and up to this many where the grid would finish through descriptors and the input
+  // is read with vector loads (single_pass_reduction.cuh, single_block_max_bytes()).
+  static constexpr std::int64_t descriptor_single_block_max_bytes = 64 * 1024;
 };
 
 // Items per thread of the in-order (consecutive) tiles: 16 KiB tiles (4096 items of 4

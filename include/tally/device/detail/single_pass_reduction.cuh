@@ -14,7 +14,8 @@
 //     arrival count and the sum (packed_finish_v below);
 //   - everything else: each block stores its total as an epoch-tagged descriptor and
 //     draws a ticket from the tile state the single-pass scans use (tile_state.cuh); the
-//     last ticket polls the tags, which say by themselves that the values are there.
+//     last ticket polls the tags, which say by themselves that the values are there
+//     (grids of at most 64 blocks: in one warp, warp_finish).
 //
 // Per block, as chunked_reduction.cuh:
 //   - commutative operators with an identity (plus, min, max, bit ops on arithmetic
@@ -27,9 +28,9 @@
 //     block. Iterators use scalar loads, `scalar_unroll` in flight.
 //   - every other operator takes the consecutive cut (tiles through shared memory, in
 //     order), correct for any associative operator.
-// Small inputs (up to reduce_tuning::single_block_max_bytes) use one block, which writes
-// the result itself: no descriptors, no ticket, no finish (one_block_kernel for the
-// strided cut).
+// Small inputs (up to 32 KiB, or 64 KiB where the grid would finish through descriptors:
+// single_block_max_bytes()) use one block, which writes the result itself: no
+// descriptors, no ticket, no finish (one_block_kernel for the strided cut).
 //
 // Deterministic: the cut of the input into blocks and threads depends only on n and the
 // device (its SM count and resident grid: grid()), and the last block combines the totals in an order fixed by
@@ -197,14 +198,81 @@ TALLY_DEVICE TALLY_FORCEINLINE unsigned long long read_header(const finish_targe
   return f.state.header != nullptr ? ::tally::detail::single_pass::load_relaxed(f.state.header) : 0ull;
 }
 
+// The descriptor finish of grids of at most paired_reads x 32 blocks, where the finishing
+// block needs one warp (each lane reads the totals of paired_reads consecutive blocks):
+// warp 0 does it all, the other warps are done. Thread 0 stores the descriptor and draws
+// the ticket as in finish() below, and hands the ticket's answer (epoch and number) to its
+// warp with a shuffle instead of shared memory and a block barrier; the warp with the last
+// ticket reads the totals and combines them with a warp butterfly (warp::reduce), where
+// the block path's block_reduce takes two barriers. Commutative operators with an identity
+// only (the strided cut): the order is fixed by the grid (each lane's blocks in order,
+// then the butterfly), so floats give the same bits run to run. Measured 0.06-0.2 us less
+// per call than the block path for float and double sums at 2^14-2^18 elements on an H200
+// (perf-notes, "The small reduce's finish in one warp", session 37).
+template <class Acc, class Out, class Op>
+TALLY_DEVICE void warp_finish(const Acc& block_total, const Acc& init, Op op, Out out,
+                              const finish_target<Acc>& f, unsigned long long header) {
+  namespace sp = ::tally::detail::single_pass;
+  constexpr int P = reduce_tuning::paired_reads;
+  if (threadIdx.x >= warp::warp_threads) return;
+  const std::int64_t blocks = gridDim.x;
+  unsigned long long old = 0;
+  if (threadIdx.x == 0) {
+    const auto epoch = static_cast<unsigned>(header >> 32);
+    f.state.descriptors.store(blockIdx.x, sp::make_tag(epoch, sp::status_aggregate), block_total);
+    // Relaxed: the descriptor's tag, not this atomic, tells the reader the value is there.
+    old = atomicAdd(f.state.header, 1ull);
+    const auto ticket = static_cast<std::int64_t>(old & 0xffffffffull);
+    // Another epoch or count: the state changed under the call (finish() below).
+    if (static_cast<unsigned>(old >> 32) != epoch || ticket >= blocks) __trap();
+    if (ticket == blocks - 1) sp::store_relaxed(f.state.header, static_cast<unsigned long long>(epoch + 1u) << 32);
+  }
+  old = __shfl_sync(0xffffffffu, old, 0);  // the ticket's answer, to every lane
+  const auto epoch = static_cast<unsigned>(old >> 32);
+  // Every 2^29 calls: zero the descriptors past this call's blocks (as finish() below).
+  if (sp::is_clearing_epoch(epoch)) {
+    for (std::int64_t i = blocks + blockIdx.x * std::int64_t{warp::warp_threads} + threadIdx.x;
+         i < f.state.capacity; i += blocks * warp::warp_threads) {
+      f.state.descriptors.clear(i);
+    }
+  }
+  if (static_cast<std::int64_t>(old & 0xffffffffull) != blocks - 1) return;  // not the last
+  // Lane t reads the totals of blocks P t .. P t + P - 1 (past the grid: the identity),
+  // every load issued before any is waited for.
+  Acc v[P];
+  bool ready[P];
+#pragma unroll
+  for (int k = 0; k < P; ++k) {
+    const std::int64_t b = std::int64_t{P} * threadIdx.x + k;
+    ready[k] = b >= blocks;
+    if (ready[k]) {
+      v[k] = identity<Op, Acc>();
+    } else {
+      ready[k] = f.state.descriptors.load(b, epoch, v[k]) == sp::status_aggregate;
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < P; ++k) {
+    while (!ready[k]) {
+      ready[k] = f.state.descriptors.load(std::int64_t{P} * threadIdx.x + k, epoch, v[k]) == sp::status_aggregate;
+    }
+  }
+  Acc mine = v[0];
+#pragma unroll
+  for (int k = 1; k < P; ++k) mine = static_cast<Acc>(op(mine, v[k]));
+  mine = warp::reduce(mine, op);  // the same value in every lane
+  if (threadIdx.x == 0) *out = static_cast<Acc>(op(init, mine));
+}
+
 // Called by every thread of every block with the block's total (in every thread) and, in
 // thread 0, the header from read_header. With one block it writes the result directly.
 // Otherwise (grid <= Threads x finish_reads, so each thread of the finishing block reads at
 // most finish_reads descriptors):
 //   packed:      see packed_finish_v above.
-//   descriptor:  thread 0 stores the block total as an `aggregate` descriptor tagged with
-//                the epoch (one relaxed word, or value + release tag for types over 8
-//                bytes), then draws a ticket (relaxed atomicAdd on the header). The block
+//   descriptor:  (grids of at most paired_reads x 32 blocks, strided cut: warp_finish
+//                above, the same steps in warp 0) thread 0 stores the block total as an
+//                `aggregate` descriptor tagged with the epoch (one relaxed word, or
+//                value + release tag for types over 8 bytes), then draws a ticket (relaxed atomicAdd on the header). The block
 //                with the last ticket polls the descriptors of all blocks until each
 //                carries this epoch's tag (each was stored before its block's ticket, so
 //                the wait is short and cannot deadlock: every block it waits for has
@@ -249,6 +317,12 @@ TALLY_DEVICE void finish(const Acc& block_total, const Acc& init, Op op, Out out
     }
   } else {
     const std::int64_t blocks = gridDim.x;
+    if constexpr (strided_ok_v<Op, Acc>) {
+      if (blocks <= std::int64_t{reduce_tuning::paired_reads} * warp::warp_threads) {
+        warp_finish(block_total, init, op, out, f, header);
+        return;
+      }
+    }
     if (threadIdx.x == 0) {
       const auto epoch = static_cast<unsigned>(header >> 32);
       f.state.descriptors.store(blockIdx.x, sp::make_tag(epoch, sp::status_aggregate), block_total);
@@ -425,6 +499,21 @@ constexpr std::int64_t elements_per_block_step() {
   }
 }
 
+// Inputs of at most this many bytes take one block (one_block_kernel). Twice as many where
+// the grid would finish through descriptors (a second round trip after the ticket's) and
+// the loads are 16-byte vectors: at 64 KiB one block (4 steps of its 256 threads) took
+// 4.13-4.19 us a call where the grid took 4.58-4.67 (floats and doubles, H200; perf-notes,
+// "The small reduce's finish in one warp", session 37). Not for the packed finish (int32
+// sums: the grid's one atomic is as fast) nor for scalar loads (4 in flight per thread).
+template <class Acc, class In, class Op>
+constexpr std::int64_t single_block_max_bytes() {
+  if constexpr (strided_ok_v<Op, Acc> && vector_input<In>::value && !packed_finish_v<Op, Acc>) {
+    return reduce_tuning::descriptor_single_block_max_bytes;
+  } else {
+    return reduce_tuning::single_block_max_bytes;
+  }
+}
+
 // The grid for n >= 1 elements: 1 for small inputs; for long ones (at least
 // even_grid_min_steps block steps per block) blocks_per_sm blocks on every SM; else as many
 // blocks as there are block steps, at most paired_reads x threads. Never more than the device runs at
@@ -432,7 +521,7 @@ constexpr std::int64_t elements_per_block_step() {
 template <class Acc, class In, class Out, class Op>
 int grid(const char* function, std::int64_t n) {
   using element = std::remove_cvref_t<std::iter_value_t<In>>;
-  if (n * static_cast<std::int64_t>(sizeof(element)) <= reduce_tuning::single_block_max_bytes) {
+  if (n * static_cast<std::int64_t>(sizeof(element)) <= single_block_max_bytes<Acc, In, Op>()) {
     return 1;
   }
   constexpr int t = threads<Acc, Op>();
