@@ -239,5 +239,4 @@ TEST(DeviceReset, ReduceUnderEachScheduling) {
   TALLY_TEST_CUDA(cudaGetLastError());
 }
 
-
 }  // namespace

@@ -198,6 +198,74 @@ TALLY_DEVICE TALLY_FORCEINLINE unsigned long long read_header(const finish_targe
   return f.state.header != nullptr ? ::tally::detail::single_pass::load_relaxed(f.state.header) : 0ull;
 }
 
+// Thread 0 of a block (descriptor finish): stores the block's total as an `aggregate`
+// descriptor tagged with the call's epoch (from read_header), then draws a ticket and
+// returns the header's value before the draw (epoch in the high word, ticket in the low).
+// The last ticket opens the next epoch. Shared by finish() and warp_finish() below; the
+// steps are described at finish().
+template <class Acc>
+TALLY_DEVICE unsigned long long store_and_draw_ticket(const Acc& block_total, const finish_target<Acc>& f,
+                                                      unsigned long long header) {
+  namespace sp = ::tally::detail::single_pass;
+  const std::int64_t blocks = gridDim.x;
+  const auto epoch = static_cast<unsigned>(header >> 32);
+  f.state.descriptors.store(blockIdx.x, sp::make_tag(epoch, sp::status_aggregate), block_total);
+  // Relaxed: the descriptor's tag, not this atomic, tells the reader the value is there.
+  const unsigned long long old = atomicAdd(f.state.header, 1ull);
+  const auto ticket = static_cast<std::int64_t>(old & 0xffffffffull);
+  // Another epoch or count means the state changed under the call (two streams shared it,
+  // or a kernel of it was killed half-way): stop rather than reduce garbage.
+  if (static_cast<unsigned>(old >> 32) != epoch || ticket >= blocks) __trap();
+  if (ticket == blocks - 1) sp::store_relaxed(f.state.header, static_cast<unsigned long long>(epoch + 1u) << 32);
+  return old;
+}
+
+// Every 2^29 calls (the epoch says which): zero the descriptors past this call's blocks
+// (tile_state.cuh); this call reads only descriptors < gridDim.x. `Threads` threads of each
+// block take part (thread index threadIdx.x).
+template <int Threads, class Acc>
+TALLY_DEVICE void clear_past_grid(const finish_target<Acc>& f, unsigned epoch) {
+  const std::int64_t blocks = gridDim.x;
+  if (::tally::detail::single_pass::is_clearing_epoch(epoch)) {
+    for (std::int64_t i = blocks + blockIdx.x * std::int64_t{Threads} + threadIdx.x; i < f.state.capacity;
+         i += blocks * Threads) {
+      f.state.descriptors.clear(i);
+    }
+  }
+}
+
+// The finishing block's reads (strided cut): this thread's Slots totals, of the blocks
+// block_of(0) .. block_of(Slots - 1) (past the grid: the identity), combined in slot order.
+// Every load is issued before any is waited for (perf-notes, session 15: a thread that
+// waits for its totals one after another is 0.3 us slower). Each block stored its total
+// before drawing its ticket, so the wait is short and cannot deadlock.
+template <int Slots, class Acc, class Op, class BlockOf>
+TALLY_DEVICE TALLY_FORCEINLINE Acc combine_totals(const finish_target<Acc>& f, unsigned epoch, Op op,
+                                                  BlockOf block_of) {
+  namespace sp = ::tally::detail::single_pass;
+  const std::int64_t blocks = gridDim.x;
+  Acc v[Slots];
+  bool ready[Slots];
+#pragma unroll
+  for (int k = 0; k < Slots; ++k) {
+    const std::int64_t b = block_of(k);
+    ready[k] = b >= blocks;
+    if (ready[k]) {
+      v[k] = identity<Op, Acc>();
+    } else {
+      ready[k] = f.state.descriptors.load(b, epoch, v[k]) == sp::status_aggregate;
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < Slots; ++k) {
+    while (!ready[k]) ready[k] = f.state.descriptors.load(block_of(k), epoch, v[k]) == sp::status_aggregate;
+  }
+  Acc mine = v[0];
+#pragma unroll
+  for (int k = 1; k < Slots; ++k) mine = static_cast<Acc>(op(mine, v[k]));
+  return mine;
+}
+
 // The descriptor finish of grids of at most paired_reads x 32 blocks, where the finishing
 // block needs one warp (each lane reads the totals of paired_reads consecutive blocks):
 // warp 0 does it all, the other warps are done. Thread 0 stores the descriptor and draws
@@ -212,54 +280,16 @@ TALLY_DEVICE TALLY_FORCEINLINE unsigned long long read_header(const finish_targe
 template <class Acc, class Out, class Op>
 TALLY_DEVICE void warp_finish(const Acc& block_total, const Acc& init, Op op, Out out,
                               const finish_target<Acc>& f, unsigned long long header) {
-  namespace sp = ::tally::detail::single_pass;
   constexpr int P = reduce_tuning::paired_reads;
   if (threadIdx.x >= warp::warp_threads) return;
-  const std::int64_t blocks = gridDim.x;
   unsigned long long old = 0;
-  if (threadIdx.x == 0) {
-    const auto epoch = static_cast<unsigned>(header >> 32);
-    f.state.descriptors.store(blockIdx.x, sp::make_tag(epoch, sp::status_aggregate), block_total);
-    // Relaxed: the descriptor's tag, not this atomic, tells the reader the value is there.
-    old = atomicAdd(f.state.header, 1ull);
-    const auto ticket = static_cast<std::int64_t>(old & 0xffffffffull);
-    // Another epoch or count: the state changed under the call (finish() below).
-    if (static_cast<unsigned>(old >> 32) != epoch || ticket >= blocks) __trap();
-    if (ticket == blocks - 1) sp::store_relaxed(f.state.header, static_cast<unsigned long long>(epoch + 1u) << 32);
-  }
+  if (threadIdx.x == 0) old = store_and_draw_ticket(block_total, f, header);
   old = __shfl_sync(0xffffffffu, old, 0);  // the ticket's answer, to every lane
   const auto epoch = static_cast<unsigned>(old >> 32);
-  // Every 2^29 calls: zero the descriptors past this call's blocks (as finish() below).
-  if (sp::is_clearing_epoch(epoch)) {
-    for (std::int64_t i = blocks + blockIdx.x * std::int64_t{warp::warp_threads} + threadIdx.x;
-         i < f.state.capacity; i += blocks * warp::warp_threads) {
-      f.state.descriptors.clear(i);
-    }
-  }
-  if (static_cast<std::int64_t>(old & 0xffffffffull) != blocks - 1) return;  // not the last
-  // Lane t reads the totals of blocks P t .. P t + P - 1 (past the grid: the identity),
-  // every load issued before any is waited for.
-  Acc v[P];
-  bool ready[P];
-#pragma unroll
-  for (int k = 0; k < P; ++k) {
-    const std::int64_t b = std::int64_t{P} * threadIdx.x + k;
-    ready[k] = b >= blocks;
-    if (ready[k]) {
-      v[k] = identity<Op, Acc>();
-    } else {
-      ready[k] = f.state.descriptors.load(b, epoch, v[k]) == sp::status_aggregate;
-    }
-  }
-#pragma unroll
-  for (int k = 0; k < P; ++k) {
-    while (!ready[k]) {
-      ready[k] = f.state.descriptors.load(std::int64_t{P} * threadIdx.x + k, epoch, v[k]) == sp::status_aggregate;
-    }
-  }
-  Acc mine = v[0];
-#pragma unroll
-  for (int k = 1; k < P; ++k) mine = static_cast<Acc>(op(mine, v[k]));
+  clear_past_grid<warp::warp_threads>(f, epoch);
+  if (static_cast<std::int64_t>(old & 0xffffffffull) != std::int64_t{gridDim.x} - 1) return;  // not the last
+  // Lane t reads the totals of blocks P t .. P t + P - 1.
+  Acc mine = combine_totals<P>(f, epoch, op, [](int k) { return std::int64_t{P} * threadIdx.x + k; });
   mine = warp::reduce(mine, op);  // the same value in every lane
   if (threadIdx.x == 0) *out = static_cast<Acc>(op(init, mine));
 }
@@ -324,65 +354,29 @@ TALLY_DEVICE void finish(const Acc& block_total, const Acc& init, Op op, Out out
       }
     }
     if (threadIdx.x == 0) {
-      const auto epoch = static_cast<unsigned>(header >> 32);
-      f.state.descriptors.store(blockIdx.x, sp::make_tag(epoch, sp::status_aggregate), block_total);
-      // Relaxed: the descriptor's tag, not this atomic, tells the reader the value is there.
-      const unsigned long long old = atomicAdd(f.state.header, 1ull);
-      const auto ticket = static_cast<std::int64_t>(old & 0xffffffffull);
-      // Another epoch or count means the state changed under the call (two streams shared
-      // it, or a kernel of it was killed half-way): stop rather than reduce garbage.
-      if (static_cast<unsigned>(old >> 32) != epoch || ticket >= blocks) __trap();
-      if (ticket == blocks - 1) sp::store_relaxed(f.state.header, static_cast<unsigned long long>(epoch + 1u) << 32);
-      s.epoch = epoch;
-      s.last = ticket == blocks - 1;
+      const unsigned long long old = store_and_draw_ticket(block_total, f, header);
+      s.epoch = static_cast<unsigned>(old >> 32);
+      s.last = static_cast<std::int64_t>(old & 0xffffffffull) == blocks - 1;
     }
     // Hands `last` and the epoch to the block.
     __syncthreads();
     const unsigned epoch = s.epoch;
-    // Every 2^29 calls: zero the descriptors past this call's blocks (tile_state.cuh); this
-    // call reads only descriptors < blocks.
-    if (sp::is_clearing_epoch(epoch)) {
-      for (std::int64_t i = blocks + blockIdx.x * std::int64_t{Threads} + threadIdx.x;
-           i < f.state.capacity; i += blocks * Threads) {
-        f.state.descriptors.clear(i);
-      }
-    }
+    clear_past_grid<Threads>(f, epoch);
     if (!s.last) return;  // uniform across the block
     Acc total;
     if constexpr (strided_ok_v<Op, Acc>) {
       // Thread t reads the totals of blocks 2t and 2t + 1 and, past 2 x Threads blocks, of
-      // block 2 x Threads + t (and so on: finish_reads slots; past the grid: the identity).
-      // All loads are issued before any is waited for. (The pairs measured about 0.1 us
-      // faster than one total per thread at 4-256 blocks; a thread waiting for more than
-      // two totals one after another, 0.3 us slower: perf-notes, session 15.) The order of
-      // the combination is fixed for a given grid (each thread's slots in order, then the
-      // block reduce in thread order): the operator is commutative here, and floats give
-      // the same bits run to run.
+      // block 2 x Threads + t (and so on: finish_reads slots). (The pairs measured about
+      // 0.1 us faster than one total per thread at 4-256 blocks: perf-notes, session 15.)
+      // The order of the combination is fixed for a given grid (each thread's slots in
+      // order, then the block reduce in thread order): the operator is commutative here,
+      // and floats give the same bits run to run.
       constexpr int K = reduce_tuning::finish_reads;
       constexpr int P = reduce_tuning::paired_reads;
       static_assert(K >= P, "the finish reads blocks in pairs first");
-      auto block_of = [](int k) {
+      const Acc mine = combine_totals<K>(f, epoch, op, [](int k) {
         return k < P ? std::int64_t{P} * threadIdx.x + k : std::int64_t{k} * Threads + threadIdx.x;
-      };
-      Acc v[K];
-      bool ready[K];
-#pragma unroll
-      for (int k = 0; k < K; ++k) {
-        const std::int64_t b = block_of(k);
-        ready[k] = b >= blocks;
-        if (ready[k]) {
-          v[k] = identity<Op, Acc>();
-        } else {
-          ready[k] = f.state.descriptors.load(b, epoch, v[k]) == sp::status_aggregate;
-        }
-      }
-#pragma unroll
-      for (int k = 0; k < K; ++k) {
-        while (!ready[k]) ready[k] = f.state.descriptors.load(block_of(k), epoch, v[k]) == sp::status_aggregate;
-      }
-      Acc mine = v[0];
-#pragma unroll
-      for (int k = 1; k < K; ++k) mine = static_cast<Acc>(op(mine, v[k]));
+      });
       total = block::block_reduce<Acc, Threads, 1>(s.plain).reduce(mine, op);
     } else {
       // No identity: the in-order reduce of `maybe` values (reduce_common.cuh).
