@@ -297,14 +297,16 @@ void launch_single_pass(const char* function, In in, std::int64_t n, Out out, Ac
 
 // Allocates (or checks the caller's) storage and launches. Storage this call allocated is
 // given back stream-ordered when it returns: after the kernel, whatever the host does next.
+// `known_not_captured`: the caller has already asked whether the stream is being captured
+// (the answer was no), so this call does not ask again.
 template <algorithm Algo, class Acc, class In, class Out, class Op>
 void with_storage(const char* function, const char* query, In in, std::int64_t n, Out out,
-                  Acc init, Op op, const options& o) {
+                  Acc init, Op op, const options& o, bool known_not_captured = false) {
   const cudaStream_t stream = o.stream;
   const int grid = grid_of<Algo, Acc, In, Op>(function, n);
   bool in_storage = o.storage.data != nullptr;
   if constexpr (Algo == algorithm::single_pass && !packed_finish_v<Acc, Op>) {
-    if (!in_storage && grid > 1) {
+    if (!in_storage && grid > 1 && !known_not_captured) {
       cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
       TALLY_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture), function);
       in_storage = capture != cudaStreamCaptureStatusNone;
@@ -351,7 +353,7 @@ Acc reduce_value(const char* function, const char* query, In in, std::int64_t n,
   // The kernel writes the result and this call's number into the thread's pinned slot
   // (reduce_common.cuh); the host waits for the number, not for the stream.
   const host_result_writer<Acc> result = host_result_slot<Acc>(function);
-  with_storage<Algo>(function, query, in, n, result, init, op, o);
+  with_storage<Algo>(function, query, in, n, result, init, op, o, /*known_not_captured=*/true);
   return wait_for_result(function, o.stream, result);
 }
 
