@@ -393,12 +393,90 @@ TALLY_DEVICE void finish(const Acc& block_total, const Acc& init, Op op, Out out
 }
 
 // ---- the kernels ---------------------------------------------------------------------------
-// One block, strided cut (inputs up to reduce_tuning::single_block_max_bytes): the same
-// per-thread partials as strided_kernel, then only what thread 0 needs. A kernel of its
-// own, without the finish: strided_kernel launched with one block took 0.1-0.25 us longer
-// from 2^10 to 2^13 floats on an H200 (perf-notes, session 15). One barrier: every warp's
-// total is in shared memory before thread 0 combines them in warp order (a fixed order:
-// the same bits run to run).
+// Inputs of at most this many bytes take one block (one_block_kernel). Twice as many where
+// the grid would finish through descriptors (a second round trip after the ticket's) and
+// the loads are 16-byte vectors: at 64 KiB one block (4 steps of its 256 threads) took
+// 4.13-4.19 us a call where the grid took 4.58-4.67 (floats and doubles, H200; perf-notes,
+// "The small reduce's finish in one warp", session 37). Not for the packed finish (int32
+// sums: the grid's one atomic is as fast) nor for scalar loads (4 in flight per thread).
+template <class Acc, class In, class Op>
+constexpr std::int64_t single_block_max_bytes() {
+  if constexpr (strided_ok_v<Op, Acc> && vector_input<In>::value && !packed_finish_v<Op, Acc>) {
+    return reduce_tuning::descriptor_single_block_max_bytes;
+  } else {
+    return reduce_tuning::single_block_max_bytes;
+  }
+}
+
+// One block's thread partial for vector inputs of elements of at most 4 bytes (inputs of
+// at most single_block_max_bytes(), so at most Steps steps of Vectors 16-byte loads a
+// thread). The same additions in the same order as vector_thread_partial (the whole
+// steps, the partial step, then the head and the tail element), so the same bits, but:
+//   - the head and tail elements are loaded first, beside the first step's vectors, not
+//     after the last step;
+//   - the steps are unrolled, each step's vectors predicated (no separate pass for the
+//     partial step), the indices 32-bit.
+// Measured 0-0.2 us less a call than vector_thread_partial at 2^10-2^14 int32 and float
+// elements on an H200, which brings the int32 sum at 2^12 level with CUB (perf-notes, "The
+// one-block reduce's loads", session 38). Not for 8-byte elements: ptxas then issued the
+// loads one at a time, each waited for before the next (0.4-0.9 us slower at 2^12-2^13
+// doubles), so those keep the loop.
+template <int Threads, int Vectors, int Steps, class Acc, class T, class Op>
+TALLY_DEVICE TALLY_FORCEINLINE Acc one_block_vector_partial(const T* in, std::int64_t n, Op op) {
+  using element = std::remove_cv_t<T>;
+  constexpr int width = static_cast<int>(16 / sizeof(element));
+  const auto address = reinterpret_cast<std::uintptr_t>(in);
+  const int count = static_cast<int>(n);  // at most single_block_max_bytes() of elements
+  const int head = std::min(count, static_cast<int>(((16 - address % 16) % 16) / sizeof(element)));
+  const int vectors = (count - head) / width;
+  const int tail_begin = head + vectors * width;
+  const uint4* v = reinterpret_cast<const uint4*>(in + head);  // 16-byte aligned
+  const int t = static_cast<int>(threadIdx.x);
+  // Fewer than `width` elements each: one per thread, loaded now so that their latency
+  // overlaps the vectors'.
+  const bool has_head = t < head;
+  const bool has_tail = t < count - tail_begin;
+  element head_x{}, tail_x{};
+  if (has_head) head_x = in[t];
+  if (has_tail) tail_x = in[tail_begin + t];
+
+  Acc acc[width];
+#pragma unroll
+  for (int w = 0; w < width; ++w) acc[w] = identity<Op, Acc>();
+#pragma unroll
+  for (int s = 0; s < Steps; ++s) {
+    if (s * Threads * Vectors >= vectors) break;  // uniform: the input ends before this step
+    uint4 raw[Vectors];
+#pragma unroll
+    for (int u = 0; u < Vectors; ++u) {  // all in flight
+      const int i = t + (s * Vectors + u) * Threads;
+      raw[u] = i < vectors ? __ldg(v + i) : uint4{};
+    }
+#pragma unroll
+    for (int u = 0; u < Vectors; ++u) {
+      if (t + (s * Vectors + u) * Threads < vectors) {
+        element x[width];
+        memcpy(x, &raw[u], 16);
+#pragma unroll
+        for (int w = 0; w < width; ++w) acc[w] = static_cast<Acc>(op(acc[w], static_cast<Acc>(x[w])));
+      }
+    }
+  }
+  Acc total = acc[0];
+#pragma unroll
+  for (int w = 1; w < width; ++w) total = static_cast<Acc>(op(total, acc[w]));
+  if (has_head) total = static_cast<Acc>(op(total, static_cast<Acc>(head_x)));
+  if (has_tail) total = static_cast<Acc>(op(total, static_cast<Acc>(tail_x)));
+  return total;
+}
+
+// One block, strided cut (inputs up to single_block_max_bytes()): the per-thread partials
+// of strided_kernel (for vectors of elements of at most 4 bytes, the same partials with
+// every load issued early: one_block_vector_partial above), then only what thread 0
+// needs. A kernel of its own, without the finish: strided_kernel launched with one block
+// took 0.1-0.25 us longer from 2^10 to 2^13 floats on an H200 (perf-notes, session 15).
+// One barrier: every warp's total is in shared memory before thread 0 combines them in
+// warp order (a fixed order: the same bits run to run).
 template <int Threads, int Vectors, int Unroll, class Acc, class In, class Out, class Op>
 __global__ void __launch_bounds__(Threads)
     one_block_kernel(In in, std::int64_t n, Out out, Acc init, Op op) {
@@ -406,7 +484,12 @@ __global__ void __launch_bounds__(Threads)
   static_assert(Threads % warp::warp_threads == 0 && warps <= warp::warp_threads);
   __shared__ block::detail::uninitialized_array<Acc, warps> warp_totals;
   Acc mine;
-  if constexpr (vector_input<In>::value) {
+  if constexpr (vector_input<In>::value && sizeof(std::iter_value_t<In>) <= 4) {
+    constexpr std::int64_t step_bytes = std::int64_t{Threads} * Vectors * 16;
+    constexpr int steps =
+        static_cast<int>((single_block_max_bytes<Acc, In, Op>() + step_bytes - 1) / step_bytes);
+    mine = one_block_vector_partial<Threads, Vectors, steps, Acc>(in, n, op);
+  } else if constexpr (vector_input<In>::value) {
     mine = vector_thread_partial<Threads, Vectors, Acc>(in, n, op);
   } else {
     mine = chunked::strided_thread_partial<Threads, Unroll, Acc>(in, n, op);
@@ -493,21 +576,6 @@ constexpr std::int64_t elements_per_block_step() {
   }
 }
 
-// Inputs of at most this many bytes take one block (one_block_kernel). Twice as many where
-// the grid would finish through descriptors (a second round trip after the ticket's) and
-// the loads are 16-byte vectors: at 64 KiB one block (4 steps of its 256 threads) took
-// 4.13-4.19 us a call where the grid took 4.58-4.67 (floats and doubles, H200; perf-notes,
-// "The small reduce's finish in one warp", session 37). Not for the packed finish (int32
-// sums: the grid's one atomic is as fast) nor for scalar loads (4 in flight per thread).
-template <class Acc, class In, class Op>
-constexpr std::int64_t single_block_max_bytes() {
-  if constexpr (strided_ok_v<Op, Acc> && vector_input<In>::value && !packed_finish_v<Op, Acc>) {
-    return reduce_tuning::descriptor_single_block_max_bytes;
-  } else {
-    return reduce_tuning::single_block_max_bytes;
-  }
-}
-
 // The grid for n >= 1 elements: 1 for small inputs; for long ones (at least
 // even_grid_min_steps block steps per block) blocks_per_sm blocks on every SM; else as many
 // blocks as there are block steps, at most paired_reads x threads. Never more than the device runs at
@@ -538,7 +606,12 @@ void run(const char* function, In in, std::int64_t n, Out out, Acc init, Op op, 
          const finish_target<Acc>& target, cudaStream_t stream) {
   constexpr int t = threads<Acc, Op>();
   if constexpr (strided_ok_v<Op, Acc>) {
-    if (grid_size == 1) {
+    // one_block_kernel reads at most single_block_max_bytes() (its loads are unrolled for
+    // that many); a grid of one block over more, which grid() never gives, would take the
+    // grid kernel below.
+    using element = std::remove_cvref_t<std::iter_value_t<In>>;
+    const std::int64_t bytes = n * static_cast<std::int64_t>(sizeof(element));
+    if (grid_size == 1 && bytes <= single_block_max_bytes<Acc, In, Op>()) {
       one_block_kernel<t, vectors, unroll, Acc, In, Out, Op><<<1, t, 0, stream>>>(in, n, out, init, op);
       TALLY_CUDA_CHECK_LAUNCH("single_pass one-block kernel", function);
       return;
