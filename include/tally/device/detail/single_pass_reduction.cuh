@@ -419,7 +419,7 @@ constexpr std::int64_t single_block_max_bytes() {
 // Measured 0-0.2 us less a call than vector_thread_partial at 2^10-2^14 int32 and float
 // elements on an H200, which brings the int32 sum at 2^12 level with CUB (perf-notes, "The
 // one-block reduce's loads", session 38). Not for 8-byte elements: ptxas then issued the
-// loads one at a time, each waited for before the next (0.4-0.9 us slower at 2^12-2^13
+// loads one at a time, each waited for before the next (0.4-1.1 us slower at 2^12-2^13
 // doubles), so those keep the loop.
 template <int Threads, int Vectors, int Steps, class Acc, class T, class Op>
 TALLY_DEVICE TALLY_FORCEINLINE Acc one_block_vector_partial(const T* in, std::int64_t n, Op op) {
@@ -607,8 +607,8 @@ void run(const char* function, In in, std::int64_t n, Out out, Acc init, Op op, 
   constexpr int t = threads<Acc, Op>();
   if constexpr (strided_ok_v<Op, Acc>) {
     // one_block_kernel reads at most single_block_max_bytes() (its loads are unrolled for
-    // that many); a grid of one block over more, which grid() never gives, would take the
-    // grid kernel below.
+    // that many). grid() gives one block to more only on a device that holds a single
+    // block at a time; that grid takes the grid kernel below.
     using element = std::remove_cvref_t<std::iter_value_t<In>>;
     const std::int64_t bytes = n * static_cast<std::int64_t>(sizeof(element));
     if (grid_size == 1 && bytes <= single_block_max_bytes<Acc, In, Op>()) {
