@@ -447,7 +447,9 @@ void scan(const char* function, In in, Out out, std::int64_t n, Heads heads, Acc
 //     loaded together, 512 consecutive bytes an instruction, into shared memory, and each
 //     lane reads its run back from there ("staged"): a lane loading its own run with
 //     16-byte loads puts the 32 lanes of each load 128 bytes apart, and the kernel moved
-//     only 2.7 TB/s (80 MB in 29.6 us for 2^24 offsets; docs/perf-notes.md, session 33);
+//     only 2.7 TB/s (80 MB in 29.6 us for 2^24 offsets; docs/perf-notes.md, session 33).
+//     A staged warp then gathers its words in its stage and sets them together
+//     (set_span_bits);
 //   - 8 to 31: runs of 4 (a run's offsets fall in different words anyway, and shorter
 //     runs keep enough threads busy: runs of 32 over 2^21 offsets took 34 us);
 //   - 32 and longer ("strided"): lane l of a warp takes offsets base + l + 32 i, so that a
@@ -470,6 +472,87 @@ void scan(const char* function, In in, Out out, std::int64_t n, Heads heads, Acc
 // shuffles an offset: with 4 offsets a lane in flight it still took 216 us for them on an
 // H200, bound by the shuffles; these runs take 96 us: docs/perf-notes.md, session 17.)
 inline constexpr int bitmap_threads = 256;
+
+// The bits of a run of offsets p[0 .. valid), one call of flush(word, bits) for each word
+// the run meets (sorted offsets: each word once), with the bits of that word OR-ed. Offsets
+// outside [0, n) are skipped. Positions are 32-bit where the offsets are 4-byte (fewer
+// instructions than 64-bit ones; this loop is most of the kernel's work at short segments).
+template <int Run, class Offset, class Flush>
+TALLY_DEVICE TALLY_FORCEINLINE void gather_run_bits(const Offset (&p)[Run], int valid, std::int64_t n,
+                                                    Flush flush) {
+  using position = std::conditional_t<sizeof(Offset) <= 4, std::uint32_t, std::uint64_t>;
+  constexpr position none = ~position{0};  // no word yet (no word of a valid offset is this)
+  position word = none;
+  std::uint32_t bits = 0;
+#pragma unroll
+  for (int i = 0; i < Run; ++i) {
+    if (i < valid) {
+      // one unsigned comparison: a negative offset converts to at least 2^63, which no n
+      // reaches
+      const auto v = static_cast<std::int64_t>(p[i]);
+      if (static_cast<std::uint64_t>(v) < static_cast<std::uint64_t>(n)) {
+        const auto at = static_cast<position>(v);
+        const position w = at >> 5;
+        if (w != word) {
+          if (word != none) flush(static_cast<std::int64_t>(word), bits);
+          word = w;
+          bits = 0;
+        }
+        bits |= 1u << (at & 31);
+      }
+    }
+  }
+  if (word != none) flush(static_cast<std::int64_t>(word), bits);
+}
+
+// A staged warp's heads (heads_bitmap_kernel below), gathered in shared memory and set
+// with coalesced atomics. Each lane holds a run of 32 offsets in p; the warp's 1024
+// offsets, when sorted, fall in the words [base, base + span) (from lane 0's first offset
+// to lane 31's last). The warp's stage (4 KiB, free once every lane has read its run
+// back) holds up to 1024 of those words: the lanes OR their bits into it with shared
+// atomics, then lane l sets words base + l, base + l + 32, ... with global atomicOr, so
+// that one instruction covers 32 neighbouring words. Where each lane set its own run's
+// words, a warp's atomic instruction reached 32 words L apart for segments of L (L = 7: 7
+// lines an instruction). Measured (H200, n = 2^26, the clear and this kernel): segments
+// of 7 28 -> 21 us, of 4 31 -> 29.6 us, of 1-3 no change (docs/perf-notes.md, session 39).
+// Bits of words outside the window (a span of more than 1024 words, or unsorted or
+// out-of-range offsets) are set in global memory directly, so any list still gives the
+// right bits. The two end words may be shared with the neighbouring warps' spans, so every
+// word is OR-ed, not stored.
+template <class Offset>
+TALLY_DEVICE void set_span_bits(int4* stage, const Offset (&p)[32], std::int64_t n,
+                                std::uint32_t* words) {
+  constexpr int capacity = 32 * 32;  // words in the stage (4 KiB)
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  const auto lo = static_cast<std::int64_t>(__shfl_sync(warp::full_mask, p[0], 0));
+  const auto hi = static_cast<std::int64_t>(__shfl_sync(warp::full_mask, p[31], 31));
+  std::int64_t base = 0;
+  int span = 0;  // words in shared memory (0: every bit straight to global memory)
+  if (lo >= 0 && lo <= hi && hi < n) {
+    base = lo >> 5;
+    const std::int64_t s = (hi >> 5) - base + 1;
+    span = s < capacity ? static_cast<int>(s) : capacity;
+  }
+  auto* shared_words = reinterpret_cast<std::uint32_t*>(stage);
+  __syncwarp();  // every lane has read its run from the stage before it is cleared
+  for (int i = lane; i < (span + 3) / 4; i += 32) stage[i] = int4{0, 0, 0, 0};
+  __syncwarp();  // cleared before any lane sets bits in it
+  const auto flush = [&](std::int64_t w, std::uint32_t bits) {
+    const std::int64_t at = w - base;
+    if (at >= 0 && at < span) {
+      atomicOr(shared_words + at, bits);
+    } else {
+      atomicOr(words + w, bits);
+    }
+  };
+  gather_run_bits<32>(p, 32, n, flush);
+  __syncwarp();  // every lane's bits are in the stage before the words are written
+  for (int i = lane; i < span; i += 32) {
+    const std::uint32_t v = shared_words[i];
+    if (v != 0) atomicOr(words + base + i, v);
+  }
+  // (the next group's stores to the stage come after the kernel's __syncwarp before them)
+}
 
 template <int Run, bool Strided, class Offsets>
 __global__ void __launch_bounds__(bitmap_threads)
@@ -537,7 +620,12 @@ __global__ void __launch_bounds__(bitmap_threads)
           p[4 * q + 2] = static_cast<offset>(v.z);
           p[4 * q + 3] = static_cast<offset>(v.w);
         }
-        loaded = true;
+        if (!cleared) {
+          wait_for_prerequisite_grid();  // the clear has completed: the atomics may begin
+          cleared = true;
+        }
+        set_span_bits(rows, p, n, words);
+        continue;
       }
     }
     if constexpr (std::is_pointer_v<Offsets> && !Strided && sizeof(offset) == 4) {
@@ -568,24 +656,9 @@ __global__ void __launch_bounds__(bitmap_threads)
       wait_for_prerequisite_grid();  // the clear has completed: the atomics may begin
       cleared = true;
     }
-    std::int64_t word = -1;  // the word being gathered (-1: none)
-    std::uint32_t bits = 0;
-#pragma unroll
-    for (int i = 0; i < bitmap_run; ++i) {
-      if (i < valid) {
-        const auto at = static_cast<std::int64_t>(p[i]);
-        if (at >= 0 && at < n) {
-          const std::int64_t w = at >> 5;
-          if (w != word) {
-            if (word >= 0) atomicOr(words + word, bits);
-            word = w;
-            bits = 0;
-          }
-          bits |= 1u << (at & 31);
-        }
-      }
-    }
-    if (word >= 0) atomicOr(words + word, bits);
+    gather_run_bits<bitmap_run>(p, valid, n, [&](std::int64_t w, std::uint32_t b) {
+      atomicOr(words + w, b);
+    });
   }
   if (!cleared) wait_for_prerequisite_grid();  // (see above: the grid ends after the clear)
 }

@@ -408,6 +408,14 @@ constexpr std::int64_t single_block_max_bytes() {
   }
 }
 
+// Whether n elements of In are at most single_block_max_bytes(): the inputs grid() gives
+// one block, and the most one_block_kernel reads.
+template <class Acc, class In, class Op>
+constexpr bool fits_one_block(std::int64_t n) {
+  using element = std::remove_cvref_t<std::iter_value_t<In>>;
+  return n * static_cast<std::int64_t>(sizeof(element)) <= single_block_max_bytes<Acc, In, Op>();
+}
+
 // One block's thread partial for vector inputs of elements of at most 4 bytes (inputs of
 // at most single_block_max_bytes(), so at most Steps steps of Vectors 16-byte loads a
 // thread). The same additions in the same order as vector_thread_partial (the whole
@@ -582,10 +590,7 @@ constexpr std::int64_t elements_per_block_step() {
 // once or than max_blocks() (what the finish reads).
 template <class Acc, class In, class Out, class Op>
 int grid(const char* function, std::int64_t n) {
-  using element = std::remove_cvref_t<std::iter_value_t<In>>;
-  if (n * static_cast<std::int64_t>(sizeof(element)) <= single_block_max_bytes<Acc, In, Op>()) {
-    return 1;
-  }
+  if (fits_one_block<Acc, In, Op>(n)) return 1;
   constexpr int t = threads<Acc, Op>();
   const std::int64_t cap = std::min<std::int64_t>(
       resident_grid<kernel<Acc, In, Out, Op>()>(t, function), max_blocks<Acc, Op>());
@@ -609,9 +614,7 @@ void run(const char* function, In in, std::int64_t n, Out out, Acc init, Op op, 
     // one_block_kernel reads at most single_block_max_bytes() (its loads are unrolled for
     // that many). grid() gives one block to more only on a device that holds a single
     // block at a time; that grid takes the grid kernel below.
-    using element = std::remove_cvref_t<std::iter_value_t<In>>;
-    const std::int64_t bytes = n * static_cast<std::int64_t>(sizeof(element));
-    if (grid_size == 1 && bytes <= single_block_max_bytes<Acc, In, Op>()) {
+    if (grid_size == 1 && fits_one_block<Acc, In, Op>(n)) {
       one_block_kernel<t, vectors, unroll, Acc, In, Out, Op><<<1, t, 0, stream>>>(in, n, out, init, op);
       TALLY_CUDA_CHECK_LAUNCH("single_pass one-block kernel", function);
       return;
