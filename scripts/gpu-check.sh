@@ -9,7 +9,8 @@
 # Logs go to $OUT when it is set (the device tool's output folder), else build/gpu-check.
 # Dependencies: run scripts/fetch-gpu-deps.sh on a development machine
 # first and carry .deps/ (oneTBB and Highway are not on the GPU machine).
-# GPU_CHECK_PHASES (default "tests sanitizers bench"; the build always runs) selects
+# GPU_CHECK_PHASES (default "tests sanitizers bench"; the build always runs, unless
+# GPU_CHECK_PREBUILT names a bundle: see below) selects
 # phases, so that the whole check can be split over two calls of the device tool when it
 # would not fit in one (each call rebuilds only what changed; skipped phases are named
 # in the summary, and the check passes only for the phases that ran).
@@ -21,7 +22,12 @@
 # named in the summary.
 # Timing on the device tool's H200 (sessions 24-25): the build alone takes 380-520 s on a
 # fresh machine, ctest about 80 s more, so the call with the build and the tests needs the
-# whole 600 s; the sanitizers then take 220-330 s a call on the warm machine.
+# whole 600 s; the sanitizers then take 220-330 s a call on the warm machine. On the H100
+# machine (session 40) the build did not finish in 600 s, and a build killed by the call's
+# limit started over in the next call. So build on a development machine instead:
+# GPU_CHECK_PREBUILT=build/gpu-carry.tar.xz (made by scripts/gpu-prebuild.sh, carried
+# with .deps) skips the build here and runs the carried binaries, after checking that
+# the sources here hash as those they were built from (a stale bundle fails the check).
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 cd "$root"
@@ -36,17 +42,51 @@ gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/nu
 note "GPU: ${gpu:-none found} | nvcc $(nvcc --version | sed -n 's/.*release \([0-9.]*\).*/\1/p') | $(date -u +%Y-%m-%dT%H:%MZ)"
 
 start=$SECONDS
-if cmake --preset gpu >"$out/configure.log" 2>&1 &&
-   cmake --build --preset gpu -j "$jobs" >"$out/build.log" 2>&1; then
+if [[ -n ${GPU_CHECK_PREBUILT:-} ]]; then
+  # 1'. binaries built elsewhere (scripts/gpu-prebuild.sh): of these very sources?
+  build=${GPU_CHECK_PREBUILT%/}
+  if [[ $build == *.tar.xz ]]; then  # the pack as carried: unpack it beside itself
+    tar -C "$(dirname "$build")" -xJf "$build" || { fail "cannot unpack $build"; exit 1; }
+    build=${build%.tar.xz}
+  fi
+  built_in=$(sed -n 's/^root: //p' "$build/prebuilt.txt" 2>/dev/null)
+  if [[ ! -f $build/sources.sha256 ]]; then
+    fail "no $build/sources.sha256: not a bundle of scripts/gpu-prebuild.sh"
+  elif [[ $built_in != "$root" ]]; then
+    # the build tree's test commands and RPATHs are absolute paths
+    fail "prebuilt binaries in $build were built in ${built_in:-?}, not here ($root)"
+  elif ! changed=$(sha256sum --quiet -c "$build/sources.sha256" 2>&1); then
+    echo "$changed" | head -5
+    fail "prebuilt binaries in $build are not of this tree (run scripts/gpu-prebuild.sh again)"
+  else
+    # every source of the build is in the list, so a file added since is a change too
+    added=$(comm -13 "$build/sources.list" \
+              <(find CMakeLists.txt CMakePresets.json include src tests bench -type f \
+                  -not -path '*/__pycache__/*' | LC_ALL=C sort) | head -5)
+    [[ -z $added ]] || { echo "$added"; fail "files added since the prebuilt binaries in $build were built"; }
+  fi
+  export LD_LIBRARY_PATH="$root/$build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  if ((failed == 0)); then
+    missing=$(find "$build/tests" "$build/bench" -type f -perm -u+x -name 'tally*' \
+                -exec ldd {} \; 2>/dev/null | grep "not found" | sort -u)
+    [[ -z $missing ]] || { echo "$missing"; fail "prebuilt binaries in $build: shared libraries not found"; }
+  fi
+  if ((failed)); then
+    printf 'gpu-check: %s\n' "${summary[@]}"
+    exit 1
+  fi
+  note "prebuilt: $(wc -l <"$build/sources.list") source files hash as built ($(sed -n 's/^built: //p' "$build/prebuilt.txt"); $(sed -n 's/^head: //p' "$build/prebuilt.txt"))"
+elif cmake --preset gpu >"$out/configure.log" 2>&1 &&
+     cmake --build --preset gpu -j "$jobs" >"$out/build.log" 2>&1; then
   warnings=$(grep -c -i "warning" "$out/build.log" || true)
   note "build OK in $((SECONDS - start)) s ($warnings warning lines)"
+  build=build/gpu
 else
   tail -40 "$out/configure.log" "$out/build.log" 2>/dev/null
   fail "build (see build.log)"
   printf '%s\n' "${summary[@]/#/gpu-check: }"
   exit 1
 fi
-build=build/gpu
 phases=${GPU_CHECK_PHASES:-tests sanitizers bench}
 want() { [[ " $phases " == *" $1 "* ]]; }
 for p in tests sanitizers bench; do want "$p" || note "phase '$p' skipped (GPU_CHECK_PHASES)"; done
