@@ -61,7 +61,7 @@ if [[ -n ${GPU_CHECK_PREBUILT:-} ]]; then
   else
     # every source of the build is in the list, so a file added since is a change too
     added=$(comm -13 "$build/sources.list" \
-              <(find CMakeLists.txt CMakePresets.json include src tests bench -type f \
+              <(find "${build_inputs[@]}" -type f \
                   -not -path '*/__pycache__/*' | LC_ALL=C sort) | head -5)
     [[ -z $added ]] || { echo "$added"; fail "files added since the prebuilt binaries in $build were built"; }
   fi
