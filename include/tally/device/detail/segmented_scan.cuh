@@ -578,7 +578,15 @@ __global__ void __launch_bounds__(bitmap_threads)
     }
   };
   const std::int64_t start = Strided ? (thread / 32) * 32 * bitmap_run + thread % 32 : thread * bitmap_run;
-  bool cleared = false;  // this thread has waited for the clear
+  // Before this thread's first atomic into the bitmap: the clear has completed (it waits
+  // once; later calls return at once).
+  bool cleared = false;
+  const auto wait_for_clear = [&] {
+    if (!cleared) {
+      wait_for_prerequisite_grid();
+      cleared = true;
+    }
+  };
   // the run in the offsets' own type (32 4-byte offsets in 32 registers, not 64: with
   // 64-bit copies the kernel of runs of 32 took 86 registers, 2 blocks of 256 an SM)
   using offset = std::remove_cv_t<typename std::iterator_traits<Offsets>::value_type>;
@@ -620,10 +628,7 @@ __global__ void __launch_bounds__(bitmap_threads)
           p[4 * q + 2] = static_cast<offset>(v.z);
           p[4 * q + 3] = static_cast<offset>(v.w);
         }
-        if (!cleared) {
-          wait_for_prerequisite_grid();  // the clear has completed: the atomics may begin
-          cleared = true;
-        }
+        wait_for_clear();
         set_span_bits(rows, p, n, words);
         continue;
       }
@@ -652,15 +657,12 @@ __global__ void __launch_bounds__(bitmap_threads)
         if (i < valid) p[i] = offsets[index(first, i)];
       }
     }
-    if (!cleared) {
-      wait_for_prerequisite_grid();  // the clear has completed: the atomics may begin
-      cleared = true;
-    }
+    wait_for_clear();
     gather_run_bits<bitmap_run>(p, valid, n, [&](std::int64_t w, std::uint32_t b) {
       atomicOr(words + w, b);
     });
   }
-  if (!cleared) wait_for_prerequisite_grid();  // (see above: the grid ends after the clear)
+  wait_for_clear();  // a thread with no offsets too: the grid ends after the clear
 }
 
 // The bitmap's bytes: ceil(n / 32) words, rounded up to 8 bytes (the clear's words).
