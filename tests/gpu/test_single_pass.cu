@@ -1334,6 +1334,11 @@ TEST(SinglePass, UnzeroedStorage) {
   if ((edge + 1) * static_cast<std::int64_t>(sizeof(std::int32_t)) < pl::min_bytes) {
     check_unzeroed_storage<std::int32_t>("int32, past it", edge + 1, 0, false, false, 208);
   }
+  // the pipelined kernel (from pl::min_bytes): behind a clear kernel, no memset either
+  check_unzeroed_storage<std::int32_t>("int32, the pipelined kernel", pl::min_bytes / 4 + 5, 0, false,
+                                       false, 209);
+  check_unzeroed_storage<double>("double deterministic, the pipelined kernel", pl::min_bytes / 8 + 3, 0,
+                                 false, true, 210);
 }
 
 // ---- a kernel launched behind the clear of its state (dependent_launch.cuh) ----------------
@@ -1373,12 +1378,14 @@ TEST(SinglePass, DependentKernelSeesTheWholeClear) {
   TALLY_TEST_CUDA(cudaStreamDestroy(stream));
 }
 
-// The ticket kernels (a pointer offset by one element) in caller storage full of fake
-// descriptors, captured into a graph (the clear and the dependent launch become two nodes
-// with a programmatic edge) and replayed on fresh input.
-TEST(SinglePass, TicketKernelsAfterClearInAGraph) {
+// A kernel behind the clear of its state in caller storage full of fake descriptors,
+// captured into a graph (the clear and the dependent launch become two nodes with a
+// programmatic edge) and replayed on fresh input: the ticket kernels (misalign = 1, a
+// pointer offset by one element) and the pipelined kernel (n from pl::min_bytes).
+void check_after_clear_in_a_graph(const char* label, std::int64_t n, std::int64_t misalign,
+                                  std::uint64_t salt) {
   using T = std::int32_t;
-  const std::int64_t n = 41 * sp::tile_items<T>() + 5;
+  SCOPED_TRACE(label);
   cudaStream_t stream;
   TALLY_TEST_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   tally::options o;
@@ -1386,24 +1393,33 @@ TEST(SinglePass, TicketKernelsAfterClearInAGraph) {
   const std::size_t bytes = tally::inclusive_scan_storage_bytes<const T*>(n, o);
   device_buffer<unsigned char> storage(bytes);
   o.storage = {storage.data(), bytes};
-  device_buffer<T> in(static_cast<std::size_t>(n + 1)), out(static_cast<std::size_t>(n + 1));
+  device_buffer<T> in(static_cast<std::size_t>(n + misalign)), out(static_cast<std::size_t>(n + misalign));
   std::vector<T> h;
   replay_captured(
       stream, cudaStreamCaptureModeThreadLocal,
-      [&] { tally::inclusive_scan(static_cast<const T*>(in.data() + 1), out.data() + 1, n, tally::plus{}, o); },
+      [&] {
+        tally::inclusive_scan(static_cast<const T*>(in.data() + misalign), out.data() + misalign, n,
+                              tally::plus{}, o);
+      },
       [&](int replay) {
-        h = random_vector<T, tally::plus>(static_cast<std::size_t>(n), 260 + replay);
-        TALLY_TEST_CUDA(cudaMemcpy(in.data() + 1, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
+        h = random_vector<T, tally::plus>(static_cast<std::size_t>(n), salt + replay);
+        TALLY_TEST_CUDA(
+            cudaMemcpy(in.data() + misalign, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
         fill_fake_descriptors(storage);
         out.poison();
       },
       [&](int replay) {
         auto got = out.download();
-        got.erase(got.begin());
+        got.erase(got.begin(), got.begin() + misalign);
         ASSERT_TRUE(matches(got, reference_scan(h, false, 0, tally::plus{}), static_cast<std::size_t>(n)))
             << "replay " << replay;
       });
   TALLY_TEST_CUDA(cudaStreamDestroy(stream));
+}
+
+TEST(SinglePass, KernelsAfterClearInAGraph) {
+  check_after_clear_in_a_graph("the ticket kernels", 41 * sp::tile_items<std::int32_t>() + 5, 1, 260);
+  check_after_clear_in_a_graph("the pipelined kernel", pl::min_bytes / 4 + 5, 0, 270);
 }
 
 TEST(SinglePass, TilesByBlockClearingEpoch) {

@@ -542,9 +542,10 @@ __global__ void __launch_bounds__(Tiles::tune.kernel_threads(), 3)
     init_ring_barriers<stages>(full, empty, aggregated, prefixed, Tune.compute_threads, 1);
   }
   __syncthreads();  // nobody uses a barrier before it is initialised
-  // Launched as the programmatic dependent of the kernel that builds what the tiles read
-  // (launch's `dependent`: the offsets forms' head bitmap), every thread waits here for
-  // that grid; in a plain launch this returns at once.
+  // Launched as the programmatic dependent of the kernel before it (launch's `dependent`:
+  // the offsets forms' head bitmap, which the tiles read, or the clear of a state that
+  // held anything, scan below), every thread waits here for that grid, before the
+  // producer's first ticket and any descriptor; in a plain launch this returns at once.
   wait_for_prerequisite_grid();
 
   // ---- the producer: one lane (run_producer above) ----
@@ -695,7 +696,8 @@ __global__ void __launch_bounds__(Tiles::tune.kernel_threads(), 3)
 // One launch of a tile program over `tiles` tiles: persistent blocks, as many as the
 // device holds at once, at most one a tile. `dependent`: launched as the programmatic
 // dependent of the kernel before it in the stream (dependent_launch.cuh), whose output
-// the tiles read (its blocks start while that one ends, and wait for it first thing).
+// the tiles or the state need (its blocks start while that one ends, and wait for it
+// first thing).
 template <class Protocol, bool Deterministic, class Tiles, class Hook>
 void launch(const char* function, const Tiles& program, std::int64_t tiles,
             single_pass::tile_state<typename Tiles::total> state, Hook hook, cudaStream_t stream,
@@ -717,6 +719,14 @@ void launch(const char* function, const Tiles& program, std::int64_t tiles,
 // One pipelined scan of n >= 1 elements of 16-byte aligned pointers to Acc (checked by
 // the caller: takes): the tile state as for the other single-pass scans
 // (single_pass::with_call_state), then one launch.
+//
+// A state that holds anything (caller storage, or a graph's call-owned allocation:
+// state.unzeroed) is zeroed by clear_kernel, and the kernel is launched as its
+// programmatic dependent (dependent_launch.cuh): its blocks start while the clear runs,
+// and every thread waits for the clear (wait_for_prerequisite_grid, first thing in the
+// kernel) before the producer draws a ticket or anyone reads a descriptor. A memset
+// instead would be a second launch that this one queues behind: about 1-2 us, up to 6% of
+// a scan of 32 MiB, where the pipelined kernel starts (docs/perf-notes.md, session 41).
 template <class Protocol, bool Exclusive, class Acc, class Op, class Hook = single_pass::no_stall>
 void scan(const char* function, const char* storage_query, const Acc* in, Acc* out, std::int64_t n,
           seed_value<Acc, Exclusive> seed, Op op, const options& o, Hook hook = {},
@@ -728,11 +738,17 @@ void scan(const char* function, const char* storage_query, const Acc* in, Acc* o
   single_pass::with_call_state<Acc, tuning<Acc>()>(
       function, storage_query, n, o, promised_storage,
       [&](std::int64_t tiles, single_pass::tile_state<Acc> state) {
+        const bool after_clear = state.unzeroed;
+        if (after_clear) {
+          launch_clear(function, state.header, single_pass::state_bytes<Acc>(tiles), o.stream);
+          state.unzeroed = false;  // zeroed by the time the kernel's wait returns
+        }
         single_pass::with_determinism<Protocol, Acc>(o.deterministic, [&](auto mode) {
           launch<Protocol, decltype(mode)::value>(function, program{in, out, n, seed, op}, tiles,
-                                                  state, hook, o.stream);
+                                                  state, hook, o.stream, after_clear);
         });
-      });
+      },
+      /*launch_zeroes=*/true);
 }
 
 }  // namespace tally::detail::pipelined

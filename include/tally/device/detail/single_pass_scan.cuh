@@ -861,7 +861,8 @@ void launch(const char* function, In in, Out out, std::int64_t n, std::int64_t t
 // Acc descriptors: none for one tile (it has no predecessor and no successor); in caller
 // storage (options.storage, at least `caller_bytes`) or, while a graph is being captured,
 // in a call-owned allocation, zeroed by a memset first (launch_zeroes: not zeroed but
-// marked state.unzeroed, for a launch that zeroes it itself: launch_layout); otherwise
+// marked state.unzeroed, for a launch that zeroes it itself: launch_layout and
+// pipelined::scan); otherwise
 // the stream's reusable buffer (tile_state_registry). The segmented scans over offsets
 // run their own kernel on the same state (segmented_offsets.cuh), the batched scans
 // theirs on a packed one (strided_scan.cuh: S, tile_state.cuh).

@@ -52,8 +52,9 @@
 //   - with caller storage (options.storage), in the caller's memory, zeroed by a
 //     cudaMemsetAsync before the kernel (the caller's memory holds anything), or, for
 //     the single-pass scans' kernel that runs tiles by block, by the kernel itself
-//     (tile_state::unzeroed below), or, for their ticket kernels and the single-pass
-//     reduce, by a clear kernel whose launch overlaps theirs (dependent_launch.cuh);
+//     (tile_state::unzeroed below), or, for their ticket kernels, the pipelined scan
+//     and the single-pass reduce, by a clear kernel whose launch overlaps theirs
+//     (dependent_launch.cuh);
 //   - while the stream is being captured into a CUDA graph without caller storage, in a
 //     stream-ordered allocation of the call, zeroed likewise (a graph may be replayed on
 //     any stream, so it must not share the per-stream buffer).
@@ -319,8 +320,9 @@ struct tile_state {
   // a graph's call-owned allocation, given to a launch that zeroes it itself
   // (single_pass_scan.cuh, "States that hold anything"): the by-block kernel clears the
   // descriptors of its own tiles and passes a grid-wide barrier before any look-back,
-  // without tickets, in unzeroed_state_epoch; the ticket kernels run behind a clear
-  // (launch_layout, dependent_launch.cuh).
+  // without tickets, in unzeroed_state_epoch; the ticket kernels and the pipelined
+  // kernel run behind a clear (launch_layout; pipelined_scan.cuh, scan;
+  // dependent_launch.cuh).
   bool unzeroed = false;
 
   static tile_state at(unsigned char* base, std::int64_t capacity) {
