@@ -55,7 +55,10 @@ namespace tally::detail::decoupled_lookback {
 // `InitialDelayNs` after publishing its aggregate before its first poll -- about the time
 // its predecessors need to publish -- and `PollDelayNs` between polls. (CUB's sm90
 // tunings make the same trade with fixed delays; the values here are tally's measured
-// ones.)
+// ones.) EagerTiles is 1024: the delays were measured at 2^28 (tens of thousands of
+// tiles); at mid sizes, grids of 257-1024 tiles, they only made the scan wait longer (0.1-0.6
+// us of 9-15 us on an H100 without them; docs/perf-notes.md, "The look-back's pauses at
+// mid sizes"). The large scans still pause past their first 1024 tiles.
 template <int InitialDelayNs, int PollDelayNs>
 struct delays {
   static constexpr int initial_ns = InitialDelayNs;
@@ -91,7 +94,7 @@ TALLY_DEVICE Acc* held_storage() {
 //   block; without the held windows a 32-tile window would let the frontier of inclusive
 //   tiles advance by 32 tiles per round trip.
 template <int SlotsPerLane, int DeterministicSlotsPerLane, class Delays,
-          std::int64_t EagerTiles = 256, int WideDeterministicHeldTiles = 512>
+          std::int64_t EagerTiles = 1024, int WideDeterministicHeldTiles = 512>
 struct basic_protocol {
   // The deterministic look-back is a kernel of its own (single_pass_scan.cuh): its wider
   // window and its held windows would otherwise set the registers and shared memory of
