@@ -1334,7 +1334,9 @@ TEST(SinglePass, UnzeroedStorage) {
   if ((edge + 1) * static_cast<std::int64_t>(sizeof(std::int32_t)) < pl::min_bytes) {
     check_unzeroed_storage<std::int32_t>("int32, past it", edge + 1, 0, false, false, 208);
   }
-  // the pipelined kernel (from pl::min_bytes): behind a clear kernel, no memset either
+  // the pipelined kernel (from pl::min_bytes): its state is zeroed before it runs, by
+  // clear_kernel (this header check cannot tell that from a memset; KernelsAfterClearInAGraph
+  // runs the pipelined kernel behind its clear)
   check_unzeroed_storage<std::int32_t>("int32, the pipelined kernel", pl::min_bytes / 4 + 5, 0, false,
                                        false, 209);
   check_unzeroed_storage<double>("double deterministic, the pipelined kernel", pl::min_bytes / 8 + 3, 0,
