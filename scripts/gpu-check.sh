@@ -4,7 +4,8 @@
 #   2. ctest -L gpu (and the cpu tests, which are quick there);
 #   3. every GPU test executable again under compute-sanitizer: memcheck, racecheck and
 #      synccheck, with the reduced test set (TALLY_TEST_QUICK=1);
-#   4. a quick benchmark (tally-bench --gpu --quick);
+#   4. a quick benchmark (tally-bench --gpu --quick), and where the issues' targets stand
+#      in it (scripts/targets.py: informational, never a failure);
 # then prints a short summary last and exits non-zero if anything failed.
 # Logs go to $OUT when it is set (the device tool's output folder), else build/gpu-check.
 # Dependencies: run scripts/fetch-gpu-deps.sh on a development machine
@@ -160,6 +161,13 @@ tar -czf "$out/sanitizer-logs.tar.gz" -C "$sanitizer_dir" . 2>/dev/null
 if ! want bench; then :; elif "$build/bench/tally-bench" --gpu --quick --csv "$out/bench-quick.csv" \
      --json "$out/bench-quick.json" >"$out/bench-quick.log" 2>&1; then
   note "quick benchmark OK ($(grep -c . "$out/bench-quick.csv") CSV lines)"
+  # where the issues' targets stand in it (informational: a missed target fails nothing)
+  if command -v python3 >/dev/null && python3 scripts/targets.py "$out/bench-quick.csv" >"$out/targets.txt"; then
+    note "targets in the quick benchmark ($out/targets.txt): $(grep '^issue [0-9]*: [0-9]* met' "$out/targets.txt" |
+      sed 's/, 0 without rows//; s/ targets$//' | paste -sd ';' - | sed 's/;/; /g')"
+  else
+    note "targets in the quick benchmark: not computed (python3 or scripts/targets.py failed)"
+  fi
 else
   tail -20 "$out/bench-quick.log"
   fail "quick benchmark (see bench-quick.log)"

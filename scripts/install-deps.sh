@@ -7,7 +7,7 @@
 set -euo pipefail
 what=${1:-test}
 
-packages=(cmake g++ ninja-build libgtest-dev libhwy-dev libtbb-dev libcli11-dev
+packages=(cmake g++ ninja-build python3 libgtest-dev libhwy-dev libtbb-dev libcli11-dev
           nlohmann-json3-dev libfmt-dev)
 if [[ $what == bench ]]; then
   packages+=(python3-matplotlib)

@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""Tests of scripts/targets.py (the issues' targets from tally-bench CSVs), on small CSVs
+written here: which rows a target takes, the ratios it computes, its verdicts."""
+import contextlib
+import csv
+import io
+import os
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
+import targets  # noqa: E402
+
+FIELDS = ["device", "operation", "type", "op", "n", "bytes", "impl", "threads", "reps", "median_s",
+          "min_s", "max_s", "gbps", "pct_of_copy", "copy_ref", "peer", "speedup_vs_peer", "vs_tbb",
+          "vs_par", "check", "note", "variant"]
+GPU = "NVIDIA H100 80GB HBM3"
+
+
+def row(operation, type_, n, impl, median_us, vs_peer="", op="plus", check="ok", variant="",
+        device=GPU):
+    r = dict.fromkeys(FIELDS, "")
+    r.update(device=device, operation=operation, type=type_, op=op, n=str(n), impl=impl,
+             median_s=str(median_us * 1e-6), speedup_vs_peer=str(vs_peer), check=check,
+             variant=variant)
+    return r
+
+
+def copy(type_, n, median_us):
+    return row("copy", type_, n, "cudaMemcpyAsync", median_us, op="-")
+
+
+class TargetsTest(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def write(self, name, rows):
+        path = os.path.join(self.dir.name, name)
+        with open(path, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=FIELDS)
+            w.writeheader()
+            w.writerows(rows)
+        return path
+
+    def run_report(self, *paths):
+        out = io.StringIO()
+        summary = targets.report(targets.read(list(paths)), [os.path.basename(p) for p in paths], out)
+        return summary, out.getvalue()
+
+    def section(self, text, title):
+        """The lines of the target whose description starts with `title`."""
+        start = text.index(title)
+        end = text.find("\nissue ", start)
+        return text[start:end if end >= 0 else len(text)]
+
+    def test_top_size_and_cub_ratio(self):
+        k28, k27 = 1 << 28, 1 << 27
+        path = self.write("a.csv", [
+            copy("int32", k28, 700.0), copy("double", k27, 700.0),
+            row("inclusive_scan", "int32", k28, "tally/automatic", 720.0, 1.30),   # 97.2%, 1.30x
+            row("exclusive_scan", "double", k27, "tally/automatic", 760.0, 1.10),  # 92.1%: misses 95%
+            row("inclusive_scan", "int32", k27, "tally/automatic", 1.0, 9.0),      # not the top size
+        ])
+        summary, text = self.run_report(path)
+        top = self.section(text, "n = 2^28 (2^27 for 8-byte types)")
+        self.assertIn("MISSED by 1 of 2 rows", top)
+        self.assertIn("92.1%", top)
+        self.assertIn("double plus excl 2^27", top)
+        cub = self.section(text, "n = 2^28, 4-byte types")
+        self.assertIn("met by 1 of 1 rows", cub)  # the 8-byte row is not in this target
+        self.assertEqual(summary[4][:2], ["MISSED", "met"])
+
+    def test_small_n_uses_the_copy_of_its_own_csv(self):
+        n = 1 << 16
+        first = self.write("first.csv", [copy("int32", n, 3.0),
+                                          row("inclusive_scan", "int32", n, "tally/automatic", 3.5, 2.0)])
+        second = self.write("second.csv", [copy("int32", n, 4.0),
+                                           row("inclusive_scan", "int32", n, "tally/automatic", 4.4, 2.0)])
+        _, text = self.run_report(first, second)
+        small = self.section(text, "n <= 2^16")
+        # 3.5 / 3.0 = 1.167 and 4.4 / 4.0 = 1.1: both met; against the other file's copy the
+        # first would be 0.875 and the second 1.467
+        self.assertIn("met by 2 of 2 rows", small)
+        self.assertIn("1.167x", small)
+
+    def test_failed_check_and_missing_copy_miss(self):
+        n = 1 << 12
+        path = self.write("a.csv", [
+            copy("float", n, 3.0),
+            row("inclusive_scan", "float", n, "tally/automatic", 3.1, 2.0, check="FAILED"),
+            row("inclusive_scan", "int32", n, "tally/automatic", 3.1, 2.0),  # no int32 copy
+        ])
+        _, text = self.run_report(path)
+        self.assertIn("MISSED by 2 of 2 rows", self.section(text, "n <= 2^16"))
+
+    def test_no_rows_and_cpu_rows_ignored(self):
+        path = self.write("a.csv", [row("inclusive_scan", "int32", 1 << 20, "tally::cpu::inclusive_scan",
+                                        10.0, device="CPU: 2 threads")])
+        summary, text = self.run_report(path)
+        self.assertIn("device: (no GPU rows)", text)
+        self.assertTrue(all(v == "no" for verdicts in summary.values() for v in verdicts))
+
+    def test_reduce_compares_with_a_copy_of_the_same_n(self):
+        n = 1 << 20
+        path = self.write("a.csv", [copy("float", n, 5.0), copy("int32", n, 5.0),
+                                    row("reduce", "float", n, "tally::reduce_into/automatic", 6.5, 1.3),
+                                    row("reduce", "int32", n, "tally::reduce_into/automatic", 5.5, 1.3),
+                                    row("reduce", "int32", n, "tally::reduce (value)", 50.0, 0.1)])
+        _, text = self.run_report(path)
+        small = self.section(text, "reduce_into, n <= 2^20")
+        self.assertIn("MISSED by 1 of 2 rows", small)
+        self.assertIn("1.300x  float plus reduce 2^20", small)
+
+    def test_segmented_floors(self):
+        n = 1 << 26
+        path = self.write("a.csv", [
+            copy("int32", n, 180.0),
+            row("segmented_scan", "int32", n, "tally::inclusive_segmented_scan", 290.0, 1.06, variant="len 1"),
+            row("segmented_scan", "int32", n, "tally::inclusive_segmented_scan", 230.0, 1.3, variant="len 4"),
+            row("segmented_scan", "int32", n, "tally::inclusive_scan_by_flags", 210.0, 1.5, variant="len 4"),
+            row("segmented_scan", "int32", n, "tally::inclusive_scan_by_key", 285.0, 1.09, variant="len 32"),
+            row("segmented_scan", "int32", 1 << 20, "tally::inclusive_scan_by_key", 9.0, 9.0, variant="len 32"),
+        ])
+        _, text = self.run_report(path)
+        offsets = self.section(text, "by offsets or by flags")
+        self.assertIn("MISSED by 2 of 3 rows", offsets)
+        # len 1: n + 1 int32 offsets beside 2n int32 values: 1.5x; len 4: 1.125x (below 1.25x)
+        self.assertIn("by offsets 2^26 [len 1]  (its bytes' floor: 1.500x, above the target)", offsets)
+        self.assertRegex(offsets, r"1\.278x  int32 plus by offsets 2\^26 \[len 4\]\n")
+        keys = self.section(text, "by keys: at most 1.4x")
+        self.assertIn("MISSED by 1 of 1 rows", keys)  # the 2^20 row is not at 2^26 or 2^28
+        self.assertIn("its bytes' floor: 1.500x", keys)
+
+    def test_segments_of_a_case(self):
+        n = 1 << 26
+        for variant, want in (("len 1", n), ("len 2^16", 1024), ("len n", 1), ("len U[1,2000]", round(2 * n / 2001))):
+            self.assertEqual(targets.segments({"n": str(n), "variant": variant}), want, variant)
+
+    def test_command_line(self):
+        path = self.write("a.csv", [copy("int32", 1 << 28, 700.0)])
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            self.assertEqual(targets.main([path]), 0)
+            self.assertEqual(targets.main([os.path.join(self.dir.name, "missing.csv")]), 2)
+        self.assertIn("issue 4: 0 met, 0 missed, 6 without rows, of 6 targets", out.getvalue())
+        self.assertIn("cannot read", err.getvalue())
+
+
+if __name__ == "__main__":
+    unittest.main()
