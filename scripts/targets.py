@@ -177,6 +177,29 @@ def bandwidth_floor(r):
     return None if extra is None else 1 + extra / (2 * n * value_bytes)
 
 
+def case(r, impl=None):
+    return (r["_file"], r["operation"], r["type"], r["op"], r["n"], r.get("variant") or "", impl or r["impl"])
+
+
+def floor_note(t, r, copies, rows_by_case):
+    """For a segmented row that misses t: whether the bytes it must move already rule the
+    target out. x copy: the floor itself. x CUB: the most a row at its floor could be
+    against the peer measured beside it (the peer's time over the floor's)."""
+    floor = bandwidth_floor(r)
+    if floor is None:
+        return ""
+    if t.unit == "x copy" and floor > t.limit:
+        return f"  (its bytes' floor: {floor:.3f}x, above the target)"
+    if t.unit == "x CUB":
+        peer = rows_by_case.get(case(r, r["peer"]))
+        c = copies.get((r["_file"], r["type"], int(r["n"])))
+        if peer and c:
+            best = float(peer["median_s"]) / (floor * float(c["median_s"]))
+            if best < t.limit:
+                return f"  (at its bytes' floor, {floor:.3f}x the copy, it would be {best:.3f}x CUB)"
+    return ""
+
+
 def where(r, files):
     """A row in a few words: type, operator, operation or form, n, case; the CSV's name when
     several were read."""
@@ -222,6 +245,7 @@ def report(rows, files, out, show=8):
     for r in rows:
         if r["operation"] == "copy" and r["impl"] == "cudaMemcpyAsync":
             copies.setdefault((r["_file"], r["type"], int(r["n"])), r)
+    rows_by_case = {case(r): r for r in rows}
     out.write(f"device: {', '.join(devices) or '(no GPU rows)'}\n")
     summary = {}
     for t in TARGETS:
@@ -245,9 +269,7 @@ def report(rows, files, out, show=8):
             out.write(f"; worst {fmt(v, t.unit)} ({where(r, files)})")
         out.write("\n")
         for v, ok, r in missed[:show]:
-            floor = bandwidth_floor(r) if t.unit == "x copy" else None
-            note = f"  (its bytes' floor: {floor:.3f}x, above the target)" if floor and floor > t.limit else ""
-            out.write(f"    {fmt(v, t.unit):>9}  {where(r, files)}{note}\n")
+            out.write(f"    {fmt(v, t.unit):>9}  {where(r, files)}{floor_note(t, r, copies, rows_by_case)}\n")
         if len(missed) > show:
             out.write(f"    ... and {len(missed) - show} more\n")
     out.write("\n")

@@ -19,11 +19,11 @@ GPU = "NVIDIA H100 80GB HBM3"
 
 
 def row(operation, type_, n, impl, median_us, vs_peer="", op="plus", check="ok", variant="",
-        device=GPU):
+        device=GPU, peer=""):
     r = dict.fromkeys(FIELDS, "")
     r.update(device=device, operation=operation, type=type_, op=op, n=str(n), impl=impl,
              median_s=str(median_us * 1e-6), speedup_vs_peer=str(vs_peer), check=check,
-             variant=variant)
+             variant=variant, peer=peer)
     return r
 
 
@@ -122,7 +122,9 @@ class TargetsTest(unittest.TestCase):
             row("segmented_scan", "int32", n, "tally::inclusive_segmented_scan", 290.0, 1.06, variant="len 1"),
             row("segmented_scan", "int32", n, "tally::inclusive_segmented_scan", 230.0, 1.3, variant="len 4"),
             row("segmented_scan", "int32", n, "tally::inclusive_scan_by_flags", 210.0, 1.5, variant="len 4"),
-            row("segmented_scan", "int32", n, "tally::inclusive_scan_by_key", 285.0, 1.09, variant="len 32"),
+            row("segmented_scan", "int32", n, "cub::DeviceScan::InclusiveSumByKey", 310.5, 1.0, variant="len 32"),
+            row("segmented_scan", "int32", n, "tally::inclusive_scan_by_key", 285.0, 1.09, variant="len 32",
+                peer="cub::DeviceScan::InclusiveSumByKey"),
             row("segmented_scan", "int32", 1 << 20, "tally::inclusive_scan_by_key", 9.0, 9.0, variant="len 32"),
         ])
         _, text = self.run_report(path)
@@ -134,6 +136,9 @@ class TargetsTest(unittest.TestCase):
         keys = self.section(text, "by keys: at most 1.4x")
         self.assertIn("MISSED by 1 of 1 rows", keys)  # the 2^20 row is not at 2^26 or 2^28
         self.assertIn("its bytes' floor: 1.500x", keys)
+        # CUB at 310.5 us, the floor at 1.5 x 180 = 270 us: at most 1.15x CUB, under 1.5x
+        self.assertIn("at its bytes' floor, 1.500x the copy, it would be 1.150x CUB",
+                      self.section(text, "by keys: at least 1.5x CUB"))
 
     def test_segments_of_a_case(self):
         n = 1 << 26
