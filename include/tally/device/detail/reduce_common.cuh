@@ -61,6 +61,12 @@ struct reduce_tuning {
   // k x threads + t for the other slots; shorter inputs take at most paired_reads x threads
   // blocks.
   static constexpr int paired_reads = 2;
+  // A descriptor finish of at most paired_reads x 32 blocks runs in one warp
+  // (single_pass_reduction.cuh, warp_finish); past that, a block finish that costs more
+  // than the extra steps of fewer blocks. So vector inputs of up to this many times
+  // paired_reads x 32 block steps take that grid, each block several steps (float at 2^19
+  // and 2^20 on an H100: 0.2-0.35 us less than a block a step: perf-notes, session 43).
+  static constexpr int warp_finish_max_steps = 4;
   static constexpr int vectors_per_thread = 4;    // 16-byte loads per thread and step
   // Inputs of at least this many steps per thread issue the next step's loads before
   // they combine this step's (single_pass_reduction.cuh, vector_thread_partial).

@@ -585,8 +585,10 @@ constexpr std::int64_t elements_per_block_step() {
 }
 
 // The grid for n >= 1 elements: 1 for small inputs; for long ones (at least
-// even_grid_min_steps block steps per block) blocks_per_sm blocks on every SM; else as many
-// blocks as there are block steps, at most paired_reads x threads. Never more than the device runs at
+// even_grid_min_steps block steps per block) blocks_per_sm blocks on every SM; for the
+// descriptor finish of vector inputs of at most warp_finish_max_steps x paired_reads x 32
+// block steps, paired_reads x 32 blocks (the warp finish's grid); else as many blocks as
+// there are block steps, at most paired_reads x threads. Never more than the device runs at
 // once or than max_blocks() (what the finish reads).
 template <class Acc, class In, class Out, class Op>
 int grid(const char* function, std::int64_t n) {
@@ -598,6 +600,12 @@ int grid(const char* function, std::int64_t n) {
   const std::int64_t even =
       std::min(std::int64_t{reduce_tuning::blocks_per_sm} * multiprocessors(function), cap);
   if (work >= std::int64_t{reduce_tuning::even_grid_min_steps} * even) return static_cast<int>(even);
+  if constexpr (!packed_finish_v<Op, Acc> && strided_ok_v<Op, Acc> && vector_input<In>::value) {
+    constexpr std::int64_t warp_grid = std::int64_t{reduce_tuning::paired_reads} * warp::warp_threads;
+    if (work > warp_grid && work <= reduce_tuning::warp_finish_max_steps * warp_grid) {
+      return static_cast<int>(std::min(warp_grid, cap));
+    }
+  }
   return static_cast<int>(std::min({work, cap, std::int64_t{reduce_tuning::paired_reads} * t}));
 }
 
