@@ -31,6 +31,7 @@ Exit status: 0 when the CSVs could be read (whatever the verdicts), 2 otherwise.
 """
 import argparse
 import csv
+import os
 import sys
 from dataclasses import dataclass, field
 
@@ -302,7 +303,11 @@ def main(argv=None):
     except (OSError, KeyError, csv.Error) as e:
         print(f"targets.py: cannot read {args.csv}: {e}", file=sys.stderr)
         return 2
-    report(rows, [p.rsplit("/", 1)[-1] for p in args.csv], sys.stdout, args.show)
+    try:
+        report(rows, [p.rsplit("/", 1)[-1] for p in args.csv], sys.stdout, args.show)
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader stopped early (`| head`): not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
 
 
