@@ -21,8 +21,7 @@
 #include <cub/cub.cuh>
 #include "tally/tally.cuh"
 #include "tally/device/detail/pipelined_scan.cuh"
-
-#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e)); exit(1);} } while (0)
+#include "timing.cuh"  // CK, spin
 
 struct nowait_protocol {
   static constexpr bool has_deterministic_mode = false;
@@ -32,26 +31,25 @@ struct nowait_protocol {
                                                const Acc& aggregate, Op&) { return aggregate; }
 };
 
-template <int U>
+// 16-byte vectors, U a thread in flight (all loads, then all stores), grid-stride; Streaming:
+// the loads and stores with the evict-first hints (__ldcs / __stcs)
+template <int U, bool Streaming>
 __global__ void __launch_bounds__(256) vcopy(const int4* __restrict__ in, int4* __restrict__ out, long long nv) {
   long long stride = (long long)gridDim.x * blockDim.x * U;
   for (long long i = (long long)blockIdx.x * blockDim.x * U + threadIdx.x; i < nv; i += stride) {
     int4 v[U];
 #pragma unroll
-    for (int u = 0; u < U; ++u) if (i + u * blockDim.x < nv) v[u] = __ldcs(in + i + u * blockDim.x);
+    for (int u = 0; u < U; ++u)
+      if (i + u * blockDim.x < nv) v[u] = Streaming ? __ldcs(in + i + u * blockDim.x) : in[i + u * blockDim.x];
 #pragma unroll
-    for (int u = 0; u < U; ++u) if (i + u * blockDim.x < nv) __stcs(out + i + u * blockDim.x, v[u]);
-  }
-}
-template <int U>
-__global__ void __launch_bounds__(256) vcopy_plain(const int4* __restrict__ in, int4* __restrict__ out, long long nv) {
-  long long stride = (long long)gridDim.x * blockDim.x * U;
-  for (long long i = (long long)blockIdx.x * blockDim.x * U + threadIdx.x; i < nv; i += stride) {
-    int4 v[U];
-#pragma unroll
-    for (int u = 0; u < U; ++u) if (i + u * blockDim.x < nv) v[u] = in[i + u * blockDim.x];
-#pragma unroll
-    for (int u = 0; u < U; ++u) if (i + u * blockDim.x < nv) out[i + u * blockDim.x] = v[u];
+    for (int u = 0; u < U; ++u) {
+      if (i + u * blockDim.x >= nv) continue;
+      if constexpr (Streaming) {
+        __stcs(out + i + u * blockDim.x, v[u]);
+      } else {
+        out[i + u * blockDim.x] = v[u];
+      }
+    }
   }
 }
 
@@ -91,8 +89,6 @@ __global__ void __launch_bounds__(32) bulkcopy(const char* in, char* out, long l
   asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
 }
 
-__global__ void spin(long long ns) { long long t0 = clock64(); while (clock64() - t0 < ns * 2) {} }
-
 int main(int argc, char** argv) {
   int reps = argc > 1 ? atoi(argv[1]) : 15;
   int dev; CK(cudaGetDevice(&dev)); cudaDeviceProp p; CK(cudaGetDeviceProperties(&p, dev));
@@ -107,43 +103,49 @@ int main(int argc, char** argv) {
     CK(cudaMalloc(&cubtmp, cubbytes));
     cudaStream_t st = 0;
     cudaEvent_t a, b; CK(cudaEventCreate(&a)); CK(cudaEventCreate(&b));
-    struct row { const char* name; std::function<void()> f; };
+    // what a row's output must be: the input (a copy), its inclusive sum, or anything (nowait)
+    enum class want { copy, scan, anything };
+    struct row { const char* name; std::function<void()> f; want check; };
     auto nowait = [&]() {
       tally::options o;
       tally::detail::pipelined::scan<nowait_protocol, false, int>("nowait", "nowait", in, out, n, {}, tally::plus{}, o);
     };
     std::vector<row> rows = {
-      {"cudaMemcpyAsync", [&] { CK(cudaMemcpyAsync(out, in, n * 4, cudaMemcpyDeviceToDevice, st)); }},
-      {"cub InclusiveSum", [&] { cub::DeviceScan::InclusiveSum(cubtmp, cubbytes, in, out, (int)n, st); }},
-      {"tally inclusive_scan", [&] { tally::inclusive_scan(in, out, n); }},
-      {"pipelined nowait", nowait},
-      {"pipelined poll 0 ns", [&] { tally::options o; tally::detail::pipelined::scan<tally::detail::decoupled_lookback::basic_protocol<1, 4, tally::detail::decoupled_lookback::delays<1200, 0>>, false, int>("v", "v", in, out, n, {}, tally::plus{}, o); }},
-      {"pipelined window 64", [&] { tally::options o; tally::detail::pipelined::scan<tally::detail::decoupled_lookback::basic_protocol<2, 4, tally::detail::decoupled_lookback::delays<1200, 600>>, false, int>("v", "v", in, out, n, {}, tally::plus{}, o); }},
-      {"pipelined window 64 poll 0", [&] { tally::options o; tally::detail::pipelined::scan<tally::detail::decoupled_lookback::basic_protocol<2, 4, tally::detail::decoupled_lookback::delays<1200, 0>>, false, int>("v", "v", in, out, n, {}, tally::plus{}, o); }},
-      {"vcopy U4 cs 8/SM", [&] { vcopy<4><<<p.multiProcessorCount * 8, 256>>>((const int4*)in, (int4*)out, n / 4); }},
-      {"vcopy U4 plain 8/SM", [&] { vcopy_plain<4><<<p.multiProcessorCount * 8, 256>>>((const int4*)in, (int4*)out, n / 4); }},
-      {"vcopy U8 plain 8/SM", [&] { vcopy_plain<8><<<p.multiProcessorCount * 8, 256>>>((const int4*)in, (int4*)out, n / 4); }},
-      {"vcopy U4 plain 4/SM", [&] { vcopy_plain<4><<<p.multiProcessorCount * 4, 256>>>((const int4*)in, (int4*)out, n / 4); }},
-      {"vcopy U2 plain 16/SM", [&] { vcopy_plain<2><<<p.multiProcessorCount * 16, 256>>>((const int4*)in, (int4*)out, n / 4); }},
-      {"bulk 4x16K 3/SM", [&] { bulkcopy<4, 16384><<<p.multiProcessorCount * 3, 32, 4 * 16384>>>((const char*)in, (char*)out, n * 4 / 16384); }},
-      {"bulk 2x32K 3/SM", [&] { bulkcopy<2, 32768><<<p.multiProcessorCount * 3, 32, 2 * 32768>>>((const char*)in, (char*)out, n * 4 / 32768); }},
-      {"bulk 8x8K 3/SM", [&] { bulkcopy<8, 8192><<<p.multiProcessorCount * 3, 32, 8 * 8192>>>((const char*)in, (char*)out, n * 4 / 8192); }},
-      {"bulk 4x16K 2/SM", [&] { bulkcopy<4, 16384><<<p.multiProcessorCount * 2, 32, 4 * 16384>>>((const char*)in, (char*)out, n * 4 / 16384); }},
-      {"bulk 6x16K 2/SM", [&] { bulkcopy<6, 16384><<<p.multiProcessorCount * 2, 32, 6 * 16384>>>((const char*)in, (char*)out, n * 4 / 16384); }},
+      {"cudaMemcpyAsync", [&] { CK(cudaMemcpyAsync(out, in, n * 4, cudaMemcpyDeviceToDevice, st)); }, want::copy},
+      {"cub InclusiveSum", [&] { cub::DeviceScan::InclusiveSum(cubtmp, cubbytes, in, out, (int)n, st); }, want::scan},
+      {"tally inclusive_scan", [&] { tally::inclusive_scan(in, out, n); }, want::scan},
+      {"pipelined nowait", nowait, want::anything},
+      {"pipelined poll 0 ns", [&] { tally::options o; tally::detail::pipelined::scan<tally::detail::decoupled_lookback::basic_protocol<1, 4, tally::detail::decoupled_lookback::delays<1200, 0>>, false, int>("v", "v", in, out, n, {}, tally::plus{}, o); }, want::scan},
+      {"pipelined window 64", [&] { tally::options o; tally::detail::pipelined::scan<tally::detail::decoupled_lookback::basic_protocol<2, 4, tally::detail::decoupled_lookback::delays<1200, 600>>, false, int>("v", "v", in, out, n, {}, tally::plus{}, o); }, want::scan},
+      {"pipelined window 64 poll 0", [&] { tally::options o; tally::detail::pipelined::scan<tally::detail::decoupled_lookback::basic_protocol<2, 4, tally::detail::decoupled_lookback::delays<1200, 0>>, false, int>("v", "v", in, out, n, {}, tally::plus{}, o); }, want::scan},
+      {"vcopy U4 cs 8/SM", [&] { vcopy<4, true><<<p.multiProcessorCount * 8, 256>>>((const int4*)in, (int4*)out, n / 4); }, want::copy},
+      {"vcopy U4 plain 8/SM", [&] { vcopy<4, false><<<p.multiProcessorCount * 8, 256>>>((const int4*)in, (int4*)out, n / 4); }, want::copy},
+      {"vcopy U8 plain 8/SM", [&] { vcopy<8, false><<<p.multiProcessorCount * 8, 256>>>((const int4*)in, (int4*)out, n / 4); }, want::copy},
+      {"vcopy U4 plain 4/SM", [&] { vcopy<4, false><<<p.multiProcessorCount * 4, 256>>>((const int4*)in, (int4*)out, n / 4); }, want::copy},
+      {"vcopy U2 plain 16/SM", [&] { vcopy<2, false><<<p.multiProcessorCount * 16, 256>>>((const int4*)in, (int4*)out, n / 4); }, want::copy},
+      {"bulk 4x16K 3/SM", [&] { bulkcopy<4, 16384><<<p.multiProcessorCount * 3, 32, 4 * 16384>>>((const char*)in, (char*)out, n * 4 / 16384); }, want::copy},
+      {"bulk 2x32K 3/SM", [&] { bulkcopy<2, 32768><<<p.multiProcessorCount * 3, 32, 2 * 32768>>>((const char*)in, (char*)out, n * 4 / 32768); }, want::copy},
+      {"bulk 8x8K 3/SM", [&] { bulkcopy<8, 8192><<<p.multiProcessorCount * 3, 32, 8 * 8192>>>((const char*)in, (char*)out, n * 4 / 8192); }, want::copy},
+      {"bulk 4x16K 2/SM", [&] { bulkcopy<4, 16384><<<p.multiProcessorCount * 2, 32, 4 * 16384>>>((const char*)in, (char*)out, n * 4 / 16384); }, want::copy},
+      {"bulk 6x16K 2/SM", [&] { bulkcopy<6, 16384><<<p.multiProcessorCount * 2, 32, 6 * 16384>>>((const char*)in, (char*)out, n * 4 / 16384); }, want::copy},
     };
-    CK(cudaFuncSetAttribute(bulkcopy<4, 16384>, cudaFuncAttributeMaxDynamicSharedMemorySize, 6 * 16384));
-    CK(cudaFuncSetAttribute(bulkcopy<2, 32768>, cudaFuncAttributeMaxDynamicSharedMemorySize, 6 * 16384));
-    CK(cudaFuncSetAttribute(bulkcopy<8, 8192>, cudaFuncAttributeMaxDynamicSharedMemorySize, 6 * 16384));
-    CK(cudaFuncSetAttribute(bulkcopy<6, 16384>, cudaFuncAttributeMaxDynamicSharedMemorySize, 6 * 16384));
-    // check: every copy kernel gives out == in, the scans their sums
+    for (const void* k : {(const void*)bulkcopy<4, 16384>, (const void*)bulkcopy<2, 32768>,
+                          (const void*)bulkcopy<8, 8192>, (const void*)bulkcopy<6, 16384>}) {
+      CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, 6 * 16384));
+    }
+    // check: the copies give the input, the scans its inclusive sum
     for (size_t r = 0; r < rows.size(); ++r) {
       CK(cudaMemset(out, 0, n * 4)); rows[r].f(); CK(cudaDeviceSynchronize());
       std::vector<int> o(n); CK(cudaMemcpy(o.data(), out, n * 4, cudaMemcpyDeviceToHost));
-      bool ok = true; long long bad = -1;
-      bool scan = (r >= 1 && r <= 2) || (r >= 4 && r <= 6);
-      if (r == 3) { ok = true; }  // rows 4-6: look-back variants, checked as scans  // nowait: wrong on purpose
-      else { int s = 0; for (long long i = 0; i < n; ++i) { s += h[i]; int want = scan ? s : h[i]; if (o[i] != want) { ok = false; bad = i; break; } } }
-      if (!ok) printf("CHECK FAILED %s at %lld\n", rows[r].name, bad);
+      if (rows[r].check == want::anything) continue;  // nowait: wrong on purpose
+      int s = 0;
+      for (long long i = 0; i < n; ++i) {
+        s += h[i];
+        if (o[i] != (rows[r].check == want::scan ? s : h[i])) {
+          printf("CHECK FAILED %s at %lld\n", rows[r].name, i);
+          break;
+        }
+      }
     }
     std::vector<std::vector<float>> t(rows.size());
     for (int pass = 0; pass < 2; ++pass) {

@@ -17,9 +17,7 @@
 #include <limits>
 #include <cub/cub.cuh>
 #include "tally/tally.cuh"
-
-#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e)); exit(1);} } while (0)
-__global__ void spin(long long cycles) { long long t0 = clock64(); while (clock64() - t0 < cycles) {} }
+#include "timing.cuh"  // CK, spin
 
 template <class T, class Op = tally::plus>
 void run(int lg, int reps) {
@@ -56,7 +54,7 @@ void run(int lg, int reps) {
     std::vector<std::vector<float>> t(rows.size());
     for (int i = 0; i < reps; ++i)
       for (size_t r = 0; r < rows.size(); ++r) {
-        spin<<<1, 1>>>(60000);
+        spin<<<1, 1>>>(30000);  // 60,000 cycles
         CK(cudaEventRecord(a)); rows[r].f(); CK(cudaEventRecord(b)); CK(cudaEventSynchronize(b));
         float ms; CK(cudaEventElapsedTime(&ms, a, b)); t[r].push_back(ms * 1000);
       }
