@@ -28,6 +28,8 @@ namespace {
 using namespace tally_test;
 namespace sp = tally::detail::single_pass;
 using lookback_protocol = tally::detail::decoupled_lookback::protocol;
+// what the public scans run the pipelined kernel with (fewer held windows: decoupled_lookback.cuh)
+using pipelined_lookback = tally::detail::decoupled_lookback::pipelined_protocol;
 using chained_protocol = tally::detail::chained::protocol;
 using tally::scan_strategy;
 
@@ -498,13 +500,13 @@ void check_pipelined_tiles(const char* label, std::uint64_t salt, bool sweep) {
             << name << (exclusive ? " exclusive" : " inclusive") << ", n = " << n;
         ASSERT_TRUE(device_buffer<T>::is_poison(got[static_cast<std::size_t>(n)])) << "n = " << n;
       };
-      check(lookback_protocol{}, "look-back");
+      check(pipelined_lookback{}, "look-back");
       if (n < 100 * tile) check(chained_protocol{}, "chained");  // one round trip per tile
     }
   }
   // in place
   device_buffer<T> work(h);
-  pipelined_scan<lookback_protocol, true>(work.data(), work.data(), top, init, op, o);
+  pipelined_scan<pipelined_lookback, true>(work.data(), work.data(), top, init, op, o);
   TALLY_TEST_CUDA(cudaDeviceSynchronize());
   ASSERT_TRUE(matches(work.download(), want_e, static_cast<std::size_t>(top))) << "in place";
 }
@@ -537,7 +539,7 @@ TEST(SinglePass, PipelinedStallTest) {
       for (auto protocol : {0, 1}) {
         out.poison();
         if (protocol == 0) {
-          pipelined_scan<lookback_protocol, false>(in.data(), out.data(), n, 0, tally::plus{}, o, s);
+          pipelined_scan<pipelined_lookback, false>(in.data(), out.data(), n, 0, tally::plus{}, o, s);
         } else {
           pipelined_scan<chained_protocol, false>(in.data(), out.data(), n, 0, tally::plus{}, o, s);
         }
@@ -545,9 +547,9 @@ TEST(SinglePass, PipelinedStallTest) {
         ASSERT_TRUE(matches(out.download(), want, static_cast<std::size_t>(n))) << "protocol " << protocol;
       }
       out_d.poison();
-      pipelined_scan<lookback_protocol, true>(in_d.data(), out_d.data(),
-                                              static_cast<std::int64_t>(hd.size()), 0.5,
-                                              tally::plus{}, o, s);
+      pipelined_scan<pipelined_lookback, true>(in_d.data(), out_d.data(),
+                                               static_cast<std::int64_t>(hd.size()), 0.5,
+                                               tally::plus{}, o, s);
       TALLY_TEST_CUDA(cudaDeviceSynchronize());
       ASSERT_TRUE(matches(out_d.download(), want_d, hd.size()));
     }
@@ -751,7 +753,7 @@ TEST(SinglePass, ClearingEpochZeroesStaleDescriptorsPipelined) {
                    constexpr auto tune = pl::default_tuning;
                    using program = pl::plain_tiles<false, T, tally::plus, tune.compute_threads,
                                                    tune.rows, tune.stages>;
-                   pl::launch<lookback_protocol, false>(
+                   pl::launch<pipelined_lookback, false>(
                        "clearing test",
                        program{in, out, n, tally::detail::seed_value<T, false>{}, tally::plus{}},
                        tiles, state, sp::no_stall{}, nullptr);

@@ -63,6 +63,7 @@ struct strategy {
   // single_pass_scan.cuh).
   static constexpr bool by_block = false;
   using protocol_type = protocol;
+  using pipelined_protocol_type = protocol;  // (holds no windows)
 };
 
 }  // namespace tally::detail::chained

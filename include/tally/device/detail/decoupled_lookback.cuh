@@ -274,6 +274,13 @@ struct basic_protocol {
 
 // The defaults, chosen by measurement (docs/perf-notes.md).
 using protocol = basic_protocol<1, 4, delays<1200, 600>>;
+// The same for the pipelined kernel (pipelined_scan.cuh), with half the held windows of
+// wide values (256 tiles: 2 KiB of doubles): its 9-row tiles leave room for 3 blocks a SM
+// only with these. Its deterministic double scan at 2^27 on an H200: 92.2% of the copy,
+// against 90.2% with 8-row tiles and 4 KiB held and 82.7% with 9 rows and 4 KiB (2 blocks
+// a SM; docs/perf-notes.md, session 44). The bits are the same whatever the held windows:
+// the fold is strictly left to right either way (the banner).
+using pipelined_protocol = basic_protocol<1, 4, delays<1200, 600>, 1024, 256>;
 
 // The strategy as dispatch.cuh sees it.
 struct strategy {
@@ -281,6 +288,7 @@ struct strategy {
   // single_pass_scan.cuh: "The small-n path", "Tiles by block"
   static constexpr bool by_block = true;
   using protocol_type = protocol;
+  using pipelined_protocol_type = pipelined_protocol;
 };
 
 }  // namespace tally::detail::decoupled_lookback

@@ -124,8 +124,8 @@ void scan_with(const char* function, const char* storage_query, In in, Out out, 
     if constexpr (single_pass::acc_pointers<Acc, In, Out>()) {
       // large scans: persistent blocks that hide the wait for a prefix (pipelined_scan.cuh)
       if (pipelined::takes<Acc>(in, out, n)) {
-        pipelined::scan<protocol, Exclusive, Acc>(function, storage_query, in, out, n, seed, op, o,
-                                                  {}, promised);
+        pipelined::scan<typename Strategy::pipelined_protocol_type, Exclusive, Acc>(
+            function, storage_query, in, out, n, seed, op, o, {}, promised);
         return;
       }
       if constexpr (Strategy::by_block) {

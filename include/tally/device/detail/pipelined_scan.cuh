@@ -87,9 +87,9 @@
 //
 // Applies to 16-byte aligned pointers to 4- and 8-byte values (bulk copies need 16-byte
 // aligned addresses). A partial last tile is loaded by the compute threads themselves,
-// padded with x_{n-1} as in single_pass_scan.cuh. Tiles: 256 threads x 8 rows x 16 bytes
-// = 32 KiB, two stages (64 KiB of dynamic shared memory), 3 blocks per SM on an H100 or
-// an H200.
+// padded with x_{n-1} as in single_pass_scan.cuh. Tiles: 256 threads x 9 rows x 16 bytes
+// = 36 KiB, two stages (72 KiB of dynamic shared memory), 3 blocks per SM on an H100 or
+// an H200 (default_tuning).
 #pragma once
 
 #include <atomic>
@@ -122,13 +122,23 @@ struct pipelined_tuning {
   // + the producer warp and the look-back warp
   constexpr int kernel_threads() const { return compute_threads + 64; }
 };
-// Measured (docs/perf-notes.md, "The pipelined scan" and "The look-back warp"), int32 at
-// 2^28, % of the copy. H100, look-back in warp 0: 8 rows x 2 stages 97.4, 8 x 3 95.2,
-// 12 x 2 96.9, 16 x 3 97.8 (one block per SM, and 10 points behind 8 x 2 at 2^20), 8 x 4
-// 90.3, 4 x 4 76.6; double at 2^27: 8 x 2 98.4. H200, look-back warp: 8 x 2 90.1, 9 x 2
-// 91.3 (but 1-3 points behind 8 x 2 at 2^24-2^26, on both GPUs), 6 x 3 (its look-back
-// two tiles behind) 87.5-88.7.
-inline constexpr pipelined_tuning default_tuning{256, 8, 2};
+// Measured (docs/perf-notes.md, "The pipelined scan", "The look-back warp" and session
+// 44), int32 at 2^28, % of the copy. H100, look-back in warp 0: 8 rows x 2 stages 97.4,
+// 8 x 3 95.2, 12 x 2 96.9, 16 x 3 97.8 (one block per SM, and 10 points behind 8 x 2 at
+// 2^20), 8 x 4 90.3, 4 x 4 76.6; double at 2^27: 8 x 2 98.4. H200, the look-back warp and
+// one descriptor a line (session 44): 8 x 2 93.0, 9 x 2 94.5-94.8 (and 1.1-2.2 points
+// ahead of 8 x 2 from 2^24 to 2^27 for every type, deterministic ones included, within a
+// point at 2^22-2^23), 10 x 2 88.8 (2 blocks a SM), 7 x 2, 6 x 2 and 5 x 2 90.3-92.4.
+//
+// Why 9 rows gain: the look-back for a tile overlaps the scan of the block's next tile
+// ("the look-back warp" above), and on an H200 it outlasts it; 9 rows give that scan 12%
+// longer for the same look-back. 3 blocks of two 36 KiB stages still fit in an SM's 228
+// KiB of shared memory, leaving 3 KiB a block for static shared memory: the kernel's own
+// half KiB and the windows that the deterministic look-back of 8-byte values holds. So the
+// public scans run this kernel with decoupled_lookback::pipelined_protocol, which holds 2
+// KiB of them (the other kernels' protocol holds 4 KiB: 2 blocks a SM, 7 points lost at
+// 2^27).
+inline constexpr pipelined_tuning default_tuning{256, 9, 2};
 
 template <class Acc>
 inline constexpr int vec = static_cast<int>(16 / sizeof(Acc));
@@ -491,7 +501,7 @@ TALLY_DEVICE TALLY_FORCEINLINE void run_producer(const State& state, std::int64_
 // Tiles: the tile program (above). Hook: single_pass_scan.cuh's test hook, called by the
 // producer right after it drew a tile's ticket (before the tile's copy starts).
 // Launch bounds: at least 3 blocks per SM, which is what shared memory allows anyway
-// for the plain scan (two 32 KiB stages a block); without the second number ptxas held
+// for the plain scan (two 36 KiB stages a block); without the second number ptxas held
 // every instantiation to 48 registers (room for 4 blocks) and the exclusive double scans
 // spilled, 1.3-1.7 points of the copy behind the inclusive ones; with it they take 64 and
 // none spills (docs/perf-notes.md, session 14).
