@@ -22,14 +22,7 @@
 #include "tally/tally.cuh"
 #include "tally/device/detail/pipelined_scan.cuh"
 #include "timing.cuh"  // CK, spin
-
-struct nowait_protocol {
-  static constexpr bool has_deterministic_mode = false;
-  static constexpr bool publishes_aggregate = true;
-  template <bool Deterministic, class Descriptors, class Acc, class Op>
-  __device__ static Acc prefix_after_aggregate(const Descriptors&, unsigned, std::int64_t,
-                                               const Acc& aggregate, Op&) { return aggregate; }
-};
+#include "nowait.cuh"  // nowait_protocol
 
 // 16-byte vectors, U a thread in flight (all loads, then all stores), grid-stride; Streaming:
 // the loads and stores with the evict-first hints (__ldcs / __stcs)
@@ -102,7 +95,6 @@ int main(int argc, char** argv) {
     cub::DeviceScan::InclusiveSum(cubtmp, cubbytes, in, out, (int)n);
     CK(cudaMalloc(&cubtmp, cubbytes));
     cudaStream_t st = 0;
-    cudaEvent_t a, b; CK(cudaEventCreate(&a)); CK(cudaEventCreate(&b));
     // what a row's output must be: the input (a copy), its inclusive sum, or anything (nowait)
     enum class want { copy, scan, anything };
     struct row { const char* name; std::function<void()> f; want check; };
@@ -147,19 +139,12 @@ int main(int argc, char** argv) {
         }
       }
     }
-    std::vector<std::vector<float>> t(rows.size());
+    std::vector<std::function<void()>> calls;
+    for (auto& r : rows) calls.push_back(r.f);
     for (int pass = 0; pass < 2; ++pass) {
-      for (auto& v : t) v.clear();
-      for (int i = 0; i < reps; ++i)
-        for (size_t r = 0; r < rows.size(); ++r) {
-          spin<<<1, 1>>>(20000);
-          CK(cudaEventRecord(a, st)); rows[r].f(); CK(cudaEventRecord(b, st)); CK(cudaEventSynchronize(b));
-          float ms; CK(cudaEventElapsedTime(&ms, a, b)); t[r].push_back(ms);
-        }
-      std::vector<float> med(rows.size());
-      for (size_t r = 0; r < rows.size(); ++r) { auto v = t[r]; std::sort(v.begin(), v.end()); med[r] = v[v.size() / 2]; }
+      const std::vector<double> med = interleaved_us(calls, reps);
       for (size_t r = 0; r < rows.size(); ++r)
-        printf("2^%d pass %d  %-24s %9.1f us  %6.2f%% of copy  %5.3fx CUB\n", lg, pass, rows[r].name, med[r] * 1000,
+        printf("2^%d pass %d  %-24s %9.1f us  %6.2f%% of copy  %5.3fx CUB\n", lg, pass, rows[r].name, med[r],
                100.0 * med[0] / med[r], med[1] / med[r]);
     }
     CK(cudaFree(in)); CK(cudaFree(out)); CK(cudaFree(cubtmp));

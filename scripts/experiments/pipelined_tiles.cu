@@ -26,18 +26,11 @@
 #include "tally/tally.cuh"
 #include "tally/device/detail/pipelined_scan.cuh"
 #include "timing.cuh"  // CK, spin
+#include "nowait.cuh"  // nowait_protocol
 
 namespace P = tally::detail::pipelined;
 namespace S = tally::detail::single_pass;
 namespace DL = tally::detail::decoupled_lookback;
-
-struct nowait_protocol {
-  static constexpr bool has_deterministic_mode = false;
-  static constexpr bool publishes_aggregate = true;
-  template <bool Deterministic, class Descriptors, class Acc, class Op>
-  __device__ static Acc prefix_after_aggregate(const Descriptors&, unsigned, std::int64_t,
-                                               const Acc& aggregate, Op&) { return aggregate; }
-};
 
 // one scan on tiles of 256 threads x Rows x 16 bytes, two stages, with Protocol
 template <class T, bool Excl, bool Det, int Rows, class Protocol>
@@ -88,23 +81,14 @@ void run(int lg, int reps) {
       if (o[i] != expected) { printf("CHECK FAILED %s %s 2^%d at %lld\n", group.c_str(), r.name.c_str(), lg, i); break; }
     }
   }
-  cudaEvent_t a, b; CK(cudaEventCreate(&a)); CK(cudaEventCreate(&b));
-  std::vector<std::vector<float>> t(rows.size());
+  std::vector<std::function<void()>> calls;
+  for (auto& r : rows) calls.push_back(r.f);
   for (int pass = 0; pass < 2; ++pass) {
-    for (auto& v : t) v.clear();
-    for (int i = 0; i < reps; ++i)
-      for (size_t r = 0; r < rows.size(); ++r) {
-        spin<<<1, 1>>>(20000);
-        CK(cudaEventRecord(a, 0)); rows[r].f(); CK(cudaEventRecord(b, 0)); CK(cudaEventSynchronize(b));
-        float ms; CK(cudaEventElapsedTime(&ms, a, b)); t[r].push_back(ms);
-      }
-    std::vector<float> med(rows.size());
-    for (size_t r = 0; r < rows.size(); ++r) { auto v = t[r]; std::sort(v.begin(), v.end()); med[r] = v[v.size() / 2]; }
+    const std::vector<double> med = interleaved_us(calls, reps);
     for (size_t r = 0; r < rows.size(); ++r)
       printf("%-16s 2^%d pass %d  %-14s %9.1f us  %6.2f%% of copy  %5.3fx CUB\n", group.c_str(), lg, pass,
-             rows[r].name.c_str(), med[r] * 1000, 100.0 * med[0] / med[r], med[1] / med[r]);
+             rows[r].name.c_str(), med[r], 100.0 * med[0] / med[r], med[1] / med[r]);
   }
-  CK(cudaEventDestroy(a)); CK(cudaEventDestroy(b));
   CK(cudaFree(in)); CK(cudaFree(out)); CK(cudaFree(cubtmp));
 }
 
