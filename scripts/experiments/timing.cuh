@@ -32,31 +32,6 @@ __global__ void spin(long long ns) {
   }
 }
 
-// The median of `reps` event-timed calls of f, each behind the spin kernel, after
-// `warmup` untimed calls; microseconds.
-inline double time_us(const std::function<void()>& f, int reps, int warmup = 3) {
-  cudaEvent_t a, b;
-  CK(cudaEventCreate(&a));
-  CK(cudaEventCreate(&b));
-  for (int i = 0; i < warmup; ++i) f();
-  CK(cudaDeviceSynchronize());
-  std::vector<float> t;
-  for (int i = 0; i < reps; ++i) {
-    spin<<<1, 1>>>(20000);
-    CK(cudaEventRecord(a));
-    f();
-    CK(cudaEventRecord(b));
-    CK(cudaEventSynchronize(b));
-    float ms;
-    CK(cudaEventElapsedTime(&ms, a, b));
-    t.push_back(ms * 1000.f);
-  }
-  CK(cudaEventDestroy(a));
-  CK(cudaEventDestroy(b));
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
-
 // The medians of `reps` samples of every call of fs, interleaved: each sample runs every
 // call once, in order, each behind the spin kernel (`spin_ns`), so that all of them see the
 // same state of the machine; microseconds, in the order of fs.
@@ -86,4 +61,12 @@ inline std::vector<double> interleaved_us(const std::vector<std::function<void()
     medians.push_back(v[v.size() / 2]);
   }
   return medians;
+}
+
+// The median of `reps` event-timed calls of f, each behind the spin kernel, after
+// `warmup` untimed calls; microseconds.
+inline double time_us(const std::function<void()>& f, int reps, int warmup = 3) {
+  for (int i = 0; i < warmup; ++i) f();
+  CK(cudaDeviceSynchronize());
+  return interleaved_us({f}, reps)[0];
 }
