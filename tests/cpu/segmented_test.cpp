@@ -774,4 +774,35 @@ TEST(CpuSegmented, FlagOperatorIsAssociative) {
   static_assert(!id.head && id.value == 0);
 }
 
+// absorbs_prefix, as the GPU look-back calls it (unqualified, from another namespace):
+// exactly the pairs with a head absorb, under every operator inside the flag operator,
+// and they do absorb (op(p, x) == x for random p); plain operators absorb nothing.
+namespace absorbing {
+template <class Op, class T>
+bool absorbs(const Op& op, const T& x) {
+  return absorbs_prefix(op, x);
+}
+}  // namespace absorbing
+
+TEST(CpuSegmented, PairsWithAHeadAbsorbEveryPrefix) {
+  const auto v = tally::test::random_input<affine>(200, 6);
+  std::mt19937_64 rng(tally::test::seed());
+  const tally::segmented_op<compose> sop{compose{}};
+  for (std::size_t i = 0; i + 1 < v.size(); ++i) {
+    const tally::flagged<affine> p{rng() % 2 == 0, v[i]}, x{rng() % 2 == 0, v[i + 1]};
+    ASSERT_EQ(absorbing::absorbs(sop, x), x.head);
+    if (x.head) {
+      const auto r = sop(p, x);
+      ASSERT_TRUE(r.head);
+      ASSERT_EQ(r.value, x.value);
+    }
+  }
+  const auto plus_pairs = tally::make_segmented_op(tally::plus{});
+  EXPECT_TRUE(absorbing::absorbs(plus_pairs, tally::flagged<float>{true, 2.5f}));
+  EXPECT_FALSE(absorbing::absorbs(plus_pairs, tally::flagged<float>{false, 2.5f}));
+  EXPECT_FALSE(absorbing::absorbs(tally::plus{}, 0));
+  EXPECT_FALSE(absorbing::absorbs(tally::maximum{}, tally::flagged<int>{true, 1}));  // not the flag operator
+  static_assert(tally::absorbs_prefix(tally::make_segmented_op(tally::minimum{}), tally::flagged<int>{true, 0}));
+}
+
 }  // namespace

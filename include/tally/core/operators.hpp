@@ -69,6 +69,16 @@ struct bit_xor {
 };
 
 // ---- identities -------------------------------------------------------------------------
+// A value z that absorbs everything before it: op(x, z) == z, bit for bit, for every x
+// (a right zero of op). A look-back that meets such a tile's aggregate has the prefix it
+// needs there, as if the tile were inclusive (decoupled_lookback.cuh). None for most
+// operators; segmented_op's pairs with a head are (core/segmented.hpp). Found by
+// argument-dependent lookup: an overload for other operators goes in their namespace.
+template <class Op, class T>
+TALLY_HOST_DEVICE constexpr bool absorbs_prefix(const Op&, const T&) {
+  return false;
+}
+
 // `identity_of<Op, T>::value()` exists exactly when the identity is known. Users may
 // specialise identity_of for their own operators and types.
 template <class Op, class T, class = void>

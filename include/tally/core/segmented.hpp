@@ -67,6 +67,15 @@ struct segmented_op {
   }
 };
 
+// A pair with a head absorbs whatever comes before it: (h, a) (+) (true, b) = (true, b),
+// bit for bit (operators.hpp's absorbs_prefix). So a tile whose aggregate holds a head
+// ends a look-back there: its own look-back, which only its items before the head need,
+// is not waited for.
+template <class Op, class T>
+TALLY_HOST_DEVICE constexpr bool absorbs_prefix(const segmented_op<Op>&, const flagged<T>& x) {
+  return x.head;
+}
+
 template <class Op>
 TALLY_HOST_DEVICE constexpr segmented_op<Op> make_segmented_op(Op op) {
   return segmented_op<Op>{op};

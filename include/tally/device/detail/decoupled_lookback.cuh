@@ -16,7 +16,11 @@
 //      ticket, so it is running and waits only for tiles before it);
 //   3. if some tile j of the window has published its INCLUSIVE value I_j, the prefix is
 //      I_j op A_{j+1} op ... op A_{t-1} (j the latest such tile); otherwise the window's
-//      aggregates are reduced, kept, and the next window back is examined the same way;
+//      aggregates are reduced, kept, and the next window back is examined the same way.
+//      An aggregate that absorbs every prefix (x op A_j == A_j for every x: a segmented
+//      scan's tile that holds a head; absorbs_prefix in core/operators.hpp) counts as
+//      inclusive, I_j = A_j, the same bits: segmented look-backs end at the nearest tile
+//      with a head instead of waiting for inclusive values to reach it;
 //   4. (the kernel) publish the inclusive value prefix op A_t.
 // Because step 1 comes first, the expected look-back distance is short and independent
 // of the number of tiles: the serialisation of the chained scan (chained.cuh) is gone.
@@ -40,6 +44,7 @@
 
 #include <cstdint>
 
+#include "tally/core/operators.hpp"  // absorbs_prefix
 #include "tally/device/detail/single_pass_scan.cuh"
 #include "tally/device/detail/tile_state.cuh"
 #include "tally/warp/warp_scan.cuh"
@@ -182,7 +187,10 @@ struct basic_protocol {
           const std::int64_t t = window_first + lane * slots + s;
           const single_pass::tile_status status = d.load(t < 0 ? 0 : t, epoch, value[s]);
           all_valid = all_valid && status != status_invalid;
-          inclusive[s] = status == status_inclusive;
+          // an aggregate that absorbs every prefix (a segmented tile with a head) is the
+          // tile's inclusive value already (operators.hpp): the walk ends there as well
+          inclusive[s] = status == status_inclusive ||
+                         (status != status_invalid && absorbs_prefix(op, value[s]));
         }
         if (__all_sync(warp::full_mask, all_valid)) {
           bool any = false;

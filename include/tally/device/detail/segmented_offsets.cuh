@@ -24,7 +24,9 @@
 //      (version 2 of the staged tiles: nothing per row lives across the wait).
 //   3. the warps' (head, value) totals -> the tile's aggregate (warp 0).
 //   4. the tile's prefix from its predecessors by the Protocol (decoupled look-back or
-//      chained), exactly as for an ordinary single-pass scan of pairs.
+//      chained), exactly as for an ordinary single-pass scan of pairs. (The decoupled
+//      look-back ends at the nearest tile whose aggregate holds a head, as at an inclusive
+//      one: such a pair absorbs every prefix, core/segmented.hpp's absorbs_prefix.)
 //   5. a scan stores every element: the warp's prefix goes in front of the elements
 //      before the warp's first head. The reduce instead finishes the tile in shared
 //      memory and writes one value per segment that ENDS in the tile (and init for an
