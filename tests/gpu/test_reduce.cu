@@ -546,6 +546,24 @@ TEST(Reduce, DescriptorFinishStorage) {
         << "the scan after a reduce, run " << run;
   }
 
+  // 8-byte values: the scans' descriptors (one to a 128-byte line) and the reduce's finish
+  // (packed) are two layouts of the tags (tile_state.cuh), so two buffers of the stream;
+  // interleaved, both stay right.
+  {
+    const std::vector<double> hd(h.begin(), h.end());  // the float inputs' sums are exact
+    device_buffer<double> din(hd), dout(1), dscanned(static_cast<std::size_t>(n));
+    for (int run = 0; run < 3; ++run) {
+      tally::inclusive_scan(din.data(), dscanned.data(), n, tally::plus{}, o);
+      dout.poison();
+      tally::reduce_into(din.data(), n, dout.data(), 0.25, tally::plus{}, o);
+      tally::inclusive_scan(din.data(), dscanned.data(), n, tally::plus{}, o);
+      TALLY_TEST_CUDA(cudaStreamSynchronize(stream));
+      EXPECT_EQ(dout.download()[0], wide) << "double, between scans, run " << run;
+      EXPECT_EQ(dscanned.download()[static_cast<std::size_t>(n - 1)], wide - 0.25)
+          << "double, the scan after a reduce, run " << run;
+    }
+  }
+
   // Captured without caller storage, replayed.
   replay_captured(
       stream, cudaStreamCaptureModeGlobal,

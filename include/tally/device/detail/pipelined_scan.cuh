@@ -685,7 +685,7 @@ __global__ void __launch_bounds__(Tiles::tune.kernel_threads(), 3)
             // (p op aggregate) would give: published as such at once, and not again after
             // the look-back, which the tile's items before its head still need. The
             // look-back treats an absorbing aggregate as inclusive too; publishing the
-            // inclusive status here, with no second store, measured 3-4% faster than that
+            // inclusive status here, with no second store, measured 2-7% faster than that
             // alone on the segmented scans at 2^26 (docs/perf-notes.md, session 45).
             state.descriptors.store(tile, make_tag(epoch, status_inclusive), aggregate);
           } else if constexpr (Protocol::publishes_aggregate) {

@@ -32,12 +32,13 @@
 //   <= 4 bytes  one 8-byte word: tag in the high half, the value's bits in the low half;
 //               written and read with single 8-byte relaxed accesses; one word per
 //               128-byte line (why: at tile_descriptors<T, 4>).
-//   5..8 bytes  one 16-byte word of two 8-byte halves, each (tag << 32 | 32 value bits).
-//               Written with one 16-byte store. The PTX memory model does not promise
-//               that a 16-byte access is single-copy atomic, only each 8-byte half, so a
-//               reader could see halves of two different writes: it accepts the word
-//               only when both halves carry the same tag (a different status or epoch
-//               means a torn read; it reads again).
+//   5..8 bytes  one 16-byte word of two 8-byte halves, each (tag << 32 | 32 value bits),
+//               one word per 128-byte line as well. Written with one 16-byte store.
+//               The PTX memory model does not promise that a 16-byte access is
+//               single-copy atomic, only each 8-byte half, so a reader could see halves
+//               of two different writes: it accepts the word only when both halves
+//               carry the same tag (a different status or epoch means a torn read; it
+//               reads again).
 //   > 8 bytes   a tag array and two value arrays (aggregate, inclusive: a reader of an
 //               aggregate must never see it overwritten by the inclusive value). The
 //               writer stores the value, then the tag with RELEASE semantics; a reader
@@ -166,12 +167,12 @@ TALLY_DEVICE inline ticket draw_ticket(unsigned long long* header, std::int64_t 
 template <class T>
 inline constexpr int descriptor_format = sizeof(T) <= 4 ? 4 : sizeof(T) <= 8 ? 8 : 16;
 
-// Where the descriptors of format 4 sit: one to a 128-byte line (the single-pass scans,
-// whose tiles in flight all poll the few newest descriptors: tile_descriptors<T, 4>), or
-// packed 16 to a line, for readers that take many neighbouring descriptors in one load
-// (the batched scans' columns, strided_scan.cuh; the reduce's finish,
-// single_pass_reduction.cuh), which would read 16 times the lines spread out. Formats 8
-// and 16 are always packed.
+// Where the descriptors of formats 4 and 8 sit: one to a 128-byte line (the single-pass
+// scans, whose tiles in flight all poll the few newest descriptors: tile_descriptors<T, 4>
+// and <T, 8>), or packed 16 (8) to a line, for readers that take many neighbouring
+// descriptors in one load (the batched scans' columns, strided_scan.cuh; the reduce's
+// finish, single_pass_reduction.cuh), which would read 16 (8) times the lines spread out.
+// Format 16 is always packed.
 enum class spacing { one_per_line, packed };
 
 template <class T, spacing S = spacing::one_per_line, int Format = descriptor_format<T>>
@@ -184,7 +185,7 @@ struct tile_descriptors;
 // slices waited behind them: one line per descriptor took the pipelined scan of int32 on
 // an H200 from 89.6% to 93.2% of a copy, the deterministic float scan from 83% to 92%
 // (docs/perf-notes.md, "One line per descriptor"). It costs 128 bytes of state per tile
-// (4 MiB at 2^28 int32). The 16-byte descriptors below did not gain from spreading.
+// (4 MiB at 2^28 int32).
 template <class T, spacing S>
 struct tile_descriptors<T, S, 4> {
   static_assert(std::is_trivially_copyable_v<T>, "tile values must be trivially copyable");
@@ -210,13 +211,20 @@ struct tile_descriptors<T, S, 4> {
   TALLY_DEVICE void clear(std::int64_t tile) const { store_relaxed(words + tile * stride, 0ull); }
 };
 
-// 5 to 8 bytes: one 16-byte word per tile, the tag repeated in each 8-byte half.
+// 5 to 8 bytes: one 16-byte word per tile, the tag repeated in each 8-byte half; alone in
+// a 128-byte line (`stride` 8-byte words apart) like format 4. Spread out, they took the
+// plain int64 and double scans on an H200 from 93.2-93.7% to 94.4-94.7% of a copy at
+// 2^27 (89.3-90.6% to 90.6-91.5% at 2^25; the deterministic double scan unchanged), and
+// the segmented scans of 4-byte values (their (head, value) pairs) 2-4% faster at
+// segments of 2^16, but 2% slower by keys with one segment and 0.4-0.8% slower at
+// segments of 32 (docs/perf-notes.md, session 46). It costs 128 bytes of state per tile.
 template <class T, spacing S>
 struct tile_descriptors<T, S, 8> {
   static_assert(std::is_trivially_copyable_v<T>, "tile values must be trivially copyable");
-  unsigned long long* words = nullptr;  // two per tile, 16-byte aligned
+  unsigned long long* words = nullptr;  // tile t's two words at words[t * stride], 16-byte aligned
 
-  static constexpr std::size_t bytes_per_tile = 16;
+  static constexpr std::int64_t stride = S == spacing::one_per_line ? 16 : 2;
+  static constexpr std::size_t bytes_per_tile = 8 * stride;
   static tile_descriptors at(unsigned char* p, std::int64_t) {
     return {reinterpret_cast<unsigned long long*>(p)};
   }
@@ -225,18 +233,18 @@ struct tile_descriptors<T, S, 8> {
     unsigned bits[2] = {0, 0};
     memcpy(bits, &value, sizeof(T));
     const unsigned long long t = static_cast<unsigned long long>(tag) << 32;
-    store_relaxed_16(words + 2 * tile, t | bits[0], t | bits[1]);
+    store_relaxed_16(words + tile * stride, t | bits[0], t | bits[1]);
   }
   TALLY_DEVICE tile_status load(std::int64_t tile, unsigned epoch, T& value) const {
     unsigned long long lo, hi;
-    load_relaxed_16(words + 2 * tile, lo, hi);
+    load_relaxed_16(words + tile * stride, lo, hi);
     const unsigned bits[2] = {static_cast<unsigned>(lo), static_cast<unsigned>(hi)};
     memcpy(&value, bits, sizeof(T));
     const auto tag = static_cast<unsigned>(lo >> 32);
     if (tag != static_cast<unsigned>(hi >> 32)) return status_invalid;  // torn: read again
     return status_of(tag, epoch);
   }
-  TALLY_DEVICE void clear(std::int64_t tile) const { store_relaxed_16(words + 2 * tile, 0ull, 0ull); }
+  TALLY_DEVICE void clear(std::int64_t tile) const { store_relaxed_16(words + tile * stride, 0ull, 0ull); }
 };
 
 // More than 8 bytes: tags, aggregates and inclusive values in three arrays.
@@ -302,8 +310,9 @@ constexpr std::size_t state_bytes(std::int64_t capacity) {
 
 // The registry's buffers are told apart by this: one per layout of the tags.
 template <class T, spacing S = spacing::one_per_line>
-inline constexpr int state_layout =
-    descriptor_format<T> == 4 && S == spacing::one_per_line ? 4 * 16 : descriptor_format<T>;
+inline constexpr int state_layout = descriptor_format<T> != 16 && S == spacing::one_per_line
+                                        ? descriptor_format<T> * 16
+                                        : descriptor_format<T>;
 
 // The epoch of a state that holds anything (tile_state::unzeroed below): the kernel
 // that clears its own descriptors writes this epoch's tags, and no others; a cleared
@@ -370,9 +379,9 @@ class tile_state_registry {
   // 8-byte word's value half read as a tag of the split format could match the epoch;
   // and a clearing call clears only the places of its own layout's tags). Types of one
   // layout share a buffer: tags are at the same places in all of them (formats 4 and 8:
-  // the high half of each word, every `stride`-th word for format 4; format 16: the tag
-  // array first), and a buffer too small for a larger type is replaced by a new, zeroed
-  // one.
+  // the high half of each word, of every `stride`-th word (pair of words) where they are
+  // spread; format 16: the tag array first), and a buffer too small for a larger type is
+  // replaced by a new, zeroed one.
   template <class BytesFor>
   lease acquire(const char* function, cudaStream_t stream, std::int64_t tiles, int layout,
                 BytesFor bytes_for) {
