@@ -318,9 +318,64 @@ TEST(SegmentedPipelined, LengthsNonCommutative8Byte) { check_lengths<affine32>(3
 TEST(SegmentedPipelined, KeysInt32) { check_keys<std::int32_t, std::int32_t>(321, std::equal_to<>{}, tally::plus{}); }
 TEST(SegmentedPipelined, KeysUInt8) { check_keys<std::int32_t, std::uint8_t>(322, std::equal_to<>{}, tally::plus{}); }
 TEST(SegmentedPipelined, KeysInt64Double) { check_keys<double, std::int64_t>(323, std::equal_to<>{}, tally::plus{}); }
+TEST(SegmentedPipelined, KeysInt64) { check_keys<std::int32_t, std::int64_t>(327, std::equal_to<>{}, tally::plus{}); }
+TEST(SegmentedPipelined, KeysUInt8Int64Values) { check_keys<std::int64_t, std::uint8_t>(328, std::equal_to<>{}, tally::plus{}); }
 TEST(SegmentedPipelined, KeysCustomEqual) { check_keys<std::int32_t, std::int32_t>(324, equal_mod10{}, tally::plus{}); }
 TEST(SegmentedPipelined, KeysNonCommutative4Byte) { check_keys<affine16, std::int32_t>(325, std::equal_to<>{}, compose16{}); }
 TEST(SegmentedPipelined, KeysNonCommutative8Byte) { check_keys<affine32, std::int16_t>(326, std::equal_to<>{}, compose32{}); }
+
+// default_rows gives every staged program as many rows as leave room for 3 blocks an SM
+// on an H100 or H200: checked here with the occupancy API for each protocol's kernel, and
+// the deterministic look-back's where the values are not exact (its held windows take 4
+// KiB of static shared memory). One byte more a stage than the rule allows, and a kernel
+// falls to 2 blocks an SM and runs 5-10 points of the copy slower (docs/perf-notes.md).
+template <class Kernel>
+void blocks_an_sm(Kernel kernel, int threads, int dynamic_bytes, int& blocks) {
+  TALLY_TEST_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, dynamic_bytes));
+  TALLY_TEST_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, dynamic_bytes));
+}
+
+template <class T, class Op, class Heads>
+void expect_three_blocks(const std::string& label) {
+  using program = sp::segmented_tiles<false, T, Op, Heads>;
+  using hook = tally::detail::single_pass::no_stall;
+  namespace pl = tally::detail::pipelined;
+  const int threads = program::tune.kernel_threads();
+  const int bytes = static_cast<int>(program::tune.stages * program::stage_bytes);
+  const std::string rows = " (" + std::to_string(program::L::rows) + " rows)";
+  int blocks = 0;
+  blocks_an_sm(pl::pipelined_kernel<lookback_protocol, false, program, hook>, threads, bytes, blocks);
+  EXPECT_EQ(blocks, 3) << label << rows;
+  blocks_an_sm(pl::pipelined_kernel<chained_protocol, false, program, hook>, threads, bytes, blocks);
+  EXPECT_EQ(blocks, 3) << label << ", chained" << rows;
+  if constexpr (!tally::detail::single_pass::exact_values<T>::value) {
+    blocks_an_sm(pl::pipelined_kernel<lookback_protocol, true, program, hook>, threads, bytes, blocks);
+    EXPECT_EQ(blocks, 3) << label << ", deterministic" << rows;
+  }
+}
+
+template <class T, class Op>
+void expect_three_blocks_every_key(const std::string& values) {
+  expect_three_blocks<T, Op, sp::staged_flags>(values + " values, flags");
+  expect_three_blocks<T, Op, sp::staged_keys<std::uint8_t, std::equal_to<>>>(values + " values, 1-byte keys");
+  expect_three_blocks<T, Op, sp::staged_keys<std::int16_t, std::equal_to<>>>(values + " values, 2-byte keys");
+  expect_three_blocks<T, Op, sp::staged_keys<std::int32_t, std::equal_to<>>>(values + " values, 4-byte keys");
+  expect_three_blocks<T, Op, sp::staged_keys<std::int64_t, std::equal_to<>>>(values + " values, 8-byte keys");
+}
+
+TEST(SegmentedPipelined, ThreeBlocksAnSM) {
+  int device = 0;
+  TALLY_TEST_CUDA(cudaGetDevice(&device));
+  int shared = 0;
+  TALLY_TEST_CUDA(cudaDeviceGetAttribute(&shared, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
+  if (shared < 228 * 1024) GTEST_SKIP() << "the rule is for SMs of 228 KiB of shared memory (H100, H200)";
+  expect_three_blocks_every_key<std::int32_t, tally::plus>("int32");
+  expect_three_blocks_every_key<float, tally::plus>("float");
+  expect_three_blocks_every_key<std::int64_t, tally::plus>("int64");
+  expect_three_blocks_every_key<double, tally::plus>("double");
+  expect_three_blocks_every_key<affine16, compose16>("affine16");
+  expect_three_blocks_every_key<affine32, compose32>("affine32");
+}
 
 // In place, exclusive (the store shifts by one element: it must read the tile's own
 // scanned values, not the output) and inclusive.

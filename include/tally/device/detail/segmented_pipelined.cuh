@@ -43,9 +43,9 @@
 // tile's flags and keys start at a multiple of its items), from min_bytes of values on
 // (segmented.cuh). Tiles with flags: 256 threads x 7 rows x 16 bytes of values (28 KiB,
 // and 7 KiB of flags), two stages (70 KiB), 3 blocks per SM; 8 rows would take 80 KiB and
-// leave room for 2. With keys as many rows as keep a stage within 36 KiB (default_rows):
-// 4 with 4-byte keys beside 4-byte values. Equal lengths and offsets (1 KiB of bits a
-// stage): the plain scan's 8 rows
+// leave room for 2. With keys as many rows as leave room for 3 blocks an SM
+// (default_rows): 4 with 4-byte keys beside 4-byte values. Equal lengths and offsets (1
+// KiB of bits a stage): the plain scan's 8 rows
 // (docs/perf-notes.md, session 16: flags 8 rows 1.29x the copy against 7 rows 1.22x,
 // int32 keys 5 rows 1.80x and 3 rows 1.86x against 4 rows 1.71x).
 #pragma once
@@ -116,19 +116,34 @@ struct key_of<staged_keys<Key, Equal>> {
 };
 
 // Rows of a tile: without flags or keys the plain scan's 8 (32 KiB of values a stage);
-// with them as many as keep a stage within 36 KiB, so that 3 blocks of two stages fit on
-// an SM: 7 with one-byte flags or keys beside 4-byte values (35 KiB), 4 with 4-byte keys
-// (32 KiB) (docs/perf-notes.md, session 16).
+// with them as many as leave room for 3 blocks an SM. An H100's or H200's SM has 228 KiB
+// of shared memory, of which the runtime keeps 1 KiB a block; a block takes two stages
+// and its static shared memory: up to 768 bytes of the kernel's own, and 4 KiB more for
+// the deterministic look-back's held windows where that kernel can run (values that are
+// not exact: with_determinism). So a stage may take (76 KiB - 1 KiB - 768 bytes) / 2 =
+// 38016 bytes (35968 with the held windows), rounded up to 128 bytes as stage_bytes is:
+// 7 rows with one-byte flags or keys beside 4-byte values (35 KiB), 4 with 4-byte keys
+// (32 KiB); 3 with 8-byte keys beside 4-byte integers, 2 beside floats. The GPU test
+// SegmentedPipelined.ThreeBlocksAnSM checks the rule with the occupancy API. One row
+// more where the rule allowed it measured 5-18% faster for the pairs it changed
+// (docs/perf-notes.md, session 16 and session 47).
 template <class Heads, class Acc>
 constexpr int default_rows() {
   if constexpr (std::is_same_v<Heads, equal_lengths> || is_offsets_v<Heads>) {
     return 8;  // (offsets: a bitmap of 1 KiB beside 32 KiB of values)
   } else {
-    constexpr int row_bytes = 256 * 16;  // values of one row of the tile
-    constexpr int extra = row_bytes / static_cast<int>(sizeof(Acc)) *
-                          static_cast<int>(sizeof(typename key_of<Heads>::type));
-    constexpr int rows = (36 * 1024 - 16) / (row_bytes + extra);
-    return rows > 0 ? rows : 1;
+    constexpr int per_block = 228 * 1024 / 3 - 1024 - 768;
+    constexpr int held = single_pass::exact_values<Acc>::value ? 0 : 4096;
+    constexpr int budget = (per_block - held) / 2;
+    constexpr int row_items = 256 * 16 / static_cast<int>(sizeof(Acc));  // values of one row
+    constexpr int key_bytes = static_cast<int>(sizeof(typename key_of<Heads>::type));
+    constexpr int before = is_keys_v<Heads> ? 16 : 0;  // (keys: the 16 bytes before the tile's)
+    const auto stage_bytes = [](int rows) {
+      return (rows * row_items * (static_cast<int>(sizeof(Acc)) + key_bytes) + before + 127) / 128 * 128;
+    };
+    int rows = 1;
+    while (stage_bytes(rows + 1) <= budget) ++rows;
+    return rows;
   }
 }
 template <class Heads, class Acc>
