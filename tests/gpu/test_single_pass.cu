@@ -727,6 +727,59 @@ void check_clearing(std::int64_t tiles, std::int64_t tile, std::uint64_t salt, R
   }
 }
 
+// The descriptors of (head, 8-byte value) pairs (tile_state.cuh, format 9: the head in the
+// status). One thread stores an aggregate without a head, one with a head, an inclusive
+// value, and clears a fourth; then reads all four in the epoch they were written in, and
+// in the next (stale: invalid).
+template <class P>
+__global__ void pair_descriptors_round_trip(sp::tile_descriptors<P> d, unsigned epoch, const P* stored,
+                                            P* read, unsigned* statuses) {
+  d.store(0, sp::make_tag(epoch, sp::status_aggregate), stored[0]);
+  d.store(1, sp::make_tag(epoch, sp::status_aggregate), stored[1]);
+  d.store(2, sp::make_tag(epoch, sp::status_inclusive), stored[2]);
+  d.store(3, sp::make_tag(epoch, sp::status_aggregate), stored[0]);
+  d.clear(3);
+  for (int t = 0; t < 4; ++t) {
+    statuses[t] = d.load(t, epoch, read[t]);
+    P stale{};
+    statuses[4 + t] = d.load(t, epoch + 1, stale);
+  }
+}
+
+template <class T>
+void check_pair_descriptors(T a, T b, T c) {
+  using P = tally::flagged<T>;
+  static_assert(sp::descriptor_format<P> == 9, "pairs of 8-byte values take format 9");
+  const std::int64_t capacity = 4;
+  device_buffer<unsigned char> memory(sp::state_bytes<P>(capacity));
+  TALLY_TEST_CUDA(cudaMemset(memory.data(), 0x5A, sp::state_bytes<P>(capacity)));  // garbage
+  const auto d = sp::tile_state<P>::at(memory.data(), capacity).descriptors;
+  const std::vector<P> stored = {P{false, a}, P{true, b}, P{true, c}};
+  device_buffer<P> in(stored), read(4);
+  device_buffer<unsigned> statuses(8);
+  const unsigned epoch = 12345;
+  pair_descriptors_round_trip<<<1, 1>>>(d, epoch, in.data(), read.data(), statuses.data());
+  TALLY_TEST_CUDA(cudaDeviceSynchronize());
+  const auto r = read.download();
+  const auto s = statuses.download();
+  EXPECT_EQ(s[0], sp::status_aggregate);
+  EXPECT_FALSE(r[0].head);
+  EXPECT_EQ(r[0].value, a);
+  EXPECT_EQ(s[1], sp::status_aggregate);
+  EXPECT_TRUE(r[1].head);
+  EXPECT_EQ(r[1].value, b);
+  EXPECT_EQ(s[2], sp::status_inclusive);
+  EXPECT_TRUE(r[2].head);
+  EXPECT_EQ(r[2].value, c);
+  EXPECT_EQ(s[3], sp::status_invalid);  // cleared
+  for (int t = 0; t < 4; ++t) EXPECT_EQ(s[4 + t], sp::status_invalid) << "tile " << t << " read in a later epoch";
+}
+
+TEST(SinglePass, PairDescriptorsCarryTheHeadInTheStatus) {
+  check_pair_descriptors<double>(-1.5, 2.0e300, 3.25);
+  check_pair_descriptors<std::int64_t>(-(std::int64_t{1} << 62), 7, std::int64_t{1} << 40);
+}
+
 // For the one-block-per-tile kernel with tiles of tuning Tune (ByBlock: the small-n path's).
 template <sp::single_pass_tuning Tune, bool ByBlock>
 void check_clearing_epoch(std::int64_t tiles, std::uint64_t salt) {

@@ -72,6 +72,7 @@
 #include <cuda_runtime.h>
 
 #include "tally/core/macros.hpp"
+#include "tally/core/segmented.hpp"  // flagged (the pairs' format)
 #include "tally/device/detail/cuda_check.cuh"
 #include "tally/device/detail/storage.cuh"
 
@@ -164,8 +165,16 @@ TALLY_DEVICE inline ticket draw_ticket(unsigned long long* header, std::int64_t 
 }
 
 // ---- descriptor formats ------------------------------------------------------------------
+// The format of a tile's descriptor, by the width of its value: 4 (one 8-byte word), 8 (one
+// 16-byte word), 16 (three arrays); and 9 for the segmented scans' (head, value) pairs of
+// 5-8-byte values, 16 bytes and more as a pair: format 8's word, the head in the status.
 template <class T>
-inline constexpr int descriptor_format = sizeof(T) <= 4 ? 4 : sizeof(T) <= 8 ? 8 : 16;
+struct wide_pair : std::false_type {};
+template <class T>
+struct wide_pair<::tally::flagged<T>> : std::bool_constant<(sizeof(T) > 4 && sizeof(T) <= 8)> {};
+template <class T>
+inline constexpr int descriptor_format =
+    wide_pair<T>::value ? 9 : sizeof(T) <= 4 ? 4 : sizeof(T) <= 8 ? 8 : 16;
 
 // Where the descriptors of formats 4 and 8 sit: one to a 128-byte line (the single-pass
 // scans, whose tiles in flight all poll the few newest descriptors: tile_descriptors<T, 4>
@@ -214,8 +223,8 @@ struct tile_descriptors<T, S, 4> {
 // 5 to 8 bytes: one 16-byte word per tile, the tag repeated in each 8-byte half; alone in
 // a 128-byte line (`stride` 8-byte words apart) like format 4. Spread out, they took the
 // plain int64 and double scans on an H200 from 93.2-93.7% to 94.4-94.7% of a copy at
-// 2^27 (89.3-90.6% to 90.6-91.5% at 2^25; the deterministic double scan unchanged), and
-// the segmented scans of 4-byte values (their (head, value) pairs) 2-4% faster at
+// 2^27 (89.3-90.6% to 90.5-91.6% at 2^25; the deterministic double scan unchanged), and
+// the segmented scans of 4-byte values (their (head, value) pairs) 1.8-3.6% faster at
 // segments of 2^16, but 2% slower by keys with one segment and 0.4-0.8% slower at
 // segments of 32 (docs/perf-notes.md, session 46). It costs 128 bytes of state per tile.
 template <class T, spacing S>
@@ -243,6 +252,54 @@ struct tile_descriptors<T, S, 8> {
     const auto tag = static_cast<unsigned>(lo >> 32);
     if (tag != static_cast<unsigned>(hi >> 32)) return status_invalid;  // torn: read again
     return status_of(tag, epoch);
+  }
+  TALLY_DEVICE void clear(std::int64_t tile) const { store_relaxed_16(words + tile * stride, 0ull, 0ull); }
+};
+
+// (head, value) pairs of 5-8-byte values (the segmented scans of int64, double ...):
+// format 8's 16-byte word holds the value, and the head goes in the status. An inclusive
+// value always holds element 0, which starts a segment, so only an aggregate needs it:
+// status 3 is "an aggregate with a head" (make_tag's statuses take 0-2); a reader gets
+// status_aggregate for it, and the head. (Where an inclusive value's head would be false,
+// a segmented reduce whose first segment starts past element 0, it reads as true: a
+// prefix's head changes no value under segmented_op, only the head of what follows it.)
+// As a pair these take 16 bytes, format 16: three packed arrays, a poll that reads the tag
+// and then the value. This format took their segmented scans on an H200 17-23% faster
+// with one segment, 14-18% with segments of 2^16 and 4-12% with segments of 32
+// (docs/perf-notes.md, session 47). Session 46 measured the same for pairs of 4-byte
+// values (an 8-byte word in place of format 8's 16 bytes): no gain, so those stay format 8.
+template <class P, spacing S>
+struct tile_descriptors<P, S, 9> {
+  using T = decltype(P::value);
+  static_assert(std::is_trivially_copyable_v<T> && sizeof(T) <= 8, "values of at most 8 bytes");
+  unsigned long long* words = nullptr;  // tile t's two words at words[t * stride], 16-byte aligned
+
+  static constexpr std::int64_t stride = S == spacing::one_per_line ? 16 : 2;
+  static constexpr std::size_t bytes_per_tile = 8 * stride;
+  static tile_descriptors at(unsigned char* p, std::int64_t) {
+    return {reinterpret_cast<unsigned long long*>(p)};
+  }
+
+  TALLY_DEVICE void store(std::int64_t tile, unsigned tag, const P& pair) const {
+    unsigned bits[2] = {0, 0};
+    memcpy(bits, &pair.value, sizeof(T));
+    if ((tag & 3u) == status_aggregate && pair.head) tag |= 2u;
+    const unsigned long long t = static_cast<unsigned long long>(tag) << 32;
+    store_relaxed_16(words + tile * stride, t | bits[0], t | bits[1]);
+  }
+  TALLY_DEVICE tile_status load(std::int64_t tile, unsigned epoch, P& pair) const {
+    unsigned long long lo, hi;
+    load_relaxed_16(words + tile * stride, lo, hi);
+    const unsigned bits[2] = {static_cast<unsigned>(lo), static_cast<unsigned>(hi)};
+    memcpy(&pair.value, bits, sizeof(T));
+    const auto tag = static_cast<unsigned>(lo >> 32);
+    pair.head = false;
+    if (tag != static_cast<unsigned>(hi >> 32)) return status_invalid;  // torn: read again
+    if ((tag >> 2) != (epoch & tag_epoch_mask)) return status_invalid;
+    const unsigned s = tag & 3u;
+    if (s == status_invalid) return status_invalid;
+    pair.head = s != status_aggregate;
+    return s == status_inclusive ? status_inclusive : status_aggregate;
   }
   TALLY_DEVICE void clear(std::int64_t tile) const { store_relaxed_16(words + tile * stride, 0ull, 0ull); }
 };
