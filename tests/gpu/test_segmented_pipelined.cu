@@ -328,7 +328,8 @@ TEST(SegmentedPipelined, KeysNonCommutative8Byte) { check_keys<affine32, std::in
 // on an H100 or H200: checked here with the occupancy API for each protocol's kernel, and
 // the deterministic look-back's where the values are not exact (its held windows take 4
 // KiB of static shared memory). One byte more a stage than the rule allows, and a kernel
-// falls to 2 blocks an SM and runs 5-10 points of the copy slower (docs/perf-notes.md).
+// falls to 2 blocks an SM and runs 5-7 points of the copy slower (docs/perf-notes.md,
+// sessions 16 and 44).
 template <class Kernel>
 void blocks_an_sm(Kernel kernel, int threads, int dynamic_bytes, int& blocks) {
   TALLY_TEST_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, dynamic_bytes));

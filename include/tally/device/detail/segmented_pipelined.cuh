@@ -124,9 +124,9 @@ struct key_of<staged_keys<Key, Equal>> {
 // 38016 bytes (35968 with the held windows), rounded up to 128 bytes as stage_bytes is:
 // 7 rows with one-byte flags or keys beside 4-byte values (35 KiB), 4 with 4-byte keys
 // (32 KiB); 3 with 8-byte keys beside 4-byte integers, 2 beside floats. The GPU test
-// SegmentedPipelined.ThreeBlocksAnSM checks the rule with the occupancy API. One row
-// more where the rule allowed it measured 5-18% faster for the pairs it changed
-// (docs/perf-notes.md, session 16 and session 47).
+// SegmentedPipelined.ThreeBlocksAnSM checks the rule with the occupancy API. The row it
+// gave some pairs in session 47 took 4-18% less time with one segment, 1-9% with
+// segments of 32 (docs/perf-notes.md, sessions 16 and 47).
 template <class Heads, class Acc>
 constexpr int default_rows() {
   if constexpr (std::is_same_v<Heads, equal_lengths> || is_offsets_v<Heads>) {
