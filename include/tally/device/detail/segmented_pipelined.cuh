@@ -125,7 +125,7 @@ struct key_of<staged_keys<Key, Equal>> {
 // 7 rows with one-byte flags or keys beside 4-byte values (35 KiB), 4 with 4-byte keys
 // (32 KiB); 3 with 8-byte keys beside 4-byte integers, 2 beside floats. The GPU test
 // SegmentedPipelined.ThreeBlocksAnSM checks the rule with the occupancy API. The row it
-// gave some pairs in session 47 took 4-18% less time with one segment, 1-9% with
+// gave some pairs in session 47 took 4-15% less time with one segment, 1-9% with
 // segments of 32 (docs/perf-notes.md, sessions 16 and 47).
 template <class Heads, class Acc>
 constexpr int default_rows() {
