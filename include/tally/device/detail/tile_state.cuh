@@ -39,6 +39,9 @@
 //               of two different writes: it accepts the word only when both halves
 //               carry the same tag (a different status or epoch means a torn read; it
 //               reads again).
+//   (head, 5..8-byte value) pairs of the segmented scans: the 5..8-byte format's word
+//               with the value, the head in the status (status 3: an aggregate with a
+//               head; at tile_descriptors<P, 9>).
 //   > 8 bytes   a tag array and two value arrays (aggregate, inclusive: a reader of an
 //               aggregate must never see it overwritten by the inclusive value). The
 //               writer stores the value, then the tag with RELEASE semantics; a reader
@@ -271,37 +274,25 @@ struct tile_descriptors<T, S, 8> {
 template <class P, spacing S>
 struct tile_descriptors<P, S, 9> {
   using T = decltype(P::value);
-  static_assert(std::is_trivially_copyable_v<T> && sizeof(T) <= 8, "values of at most 8 bytes");
-  unsigned long long* words = nullptr;  // tile t's two words at words[t * stride], 16-byte aligned
+  using word_format = tile_descriptors<T, S, 8>;  // the same words, the value alone
+  word_format word;
 
-  static constexpr std::int64_t stride = S == spacing::one_per_line ? 16 : 2;
-  static constexpr std::size_t bytes_per_tile = 8 * stride;
-  static tile_descriptors at(unsigned char* p, std::int64_t) {
-    return {reinterpret_cast<unsigned long long*>(p)};
+  static constexpr std::size_t bytes_per_tile = word_format::bytes_per_tile;
+  static tile_descriptors at(unsigned char* p, std::int64_t capacity) {
+    return {word_format::at(p, capacity)};
   }
 
   TALLY_DEVICE void store(std::int64_t tile, unsigned tag, const P& pair) const {
-    unsigned bits[2] = {0, 0};
-    memcpy(bits, &pair.value, sizeof(T));
     if ((tag & 3u) == status_aggregate && pair.head) tag |= 2u;
-    const unsigned long long t = static_cast<unsigned long long>(tag) << 32;
-    store_relaxed_16(words + tile * stride, t | bits[0], t | bits[1]);
+    word.store(tile, tag, pair.value);
   }
+  // (format 8's load passes status 3 through: status_of keeps a current tag's low bits)
   TALLY_DEVICE tile_status load(std::int64_t tile, unsigned epoch, P& pair) const {
-    unsigned long long lo, hi;
-    load_relaxed_16(words + tile * stride, lo, hi);
-    const unsigned bits[2] = {static_cast<unsigned>(lo), static_cast<unsigned>(hi)};
-    memcpy(&pair.value, bits, sizeof(T));
-    const auto tag = static_cast<unsigned>(lo >> 32);
-    pair.head = false;
-    if (tag != static_cast<unsigned>(hi >> 32)) return status_invalid;  // torn: read again
-    if ((tag >> 2) != (epoch & tag_epoch_mask)) return status_invalid;
-    const unsigned s = tag & 3u;
-    if (s == status_invalid) return status_invalid;
-    pair.head = s != status_aggregate;
-    return s == status_inclusive ? status_inclusive : status_aggregate;
+    const unsigned s = word.load(tile, epoch, pair.value);
+    pair.head = s == status_inclusive || s == 3u;
+    return s == 3u ? status_aggregate : static_cast<tile_status>(s);
   }
-  TALLY_DEVICE void clear(std::int64_t tile) const { store_relaxed_16(words + tile * stride, 0ull, 0ull); }
+  TALLY_DEVICE void clear(std::int64_t tile) const { word.clear(tile); }
 };
 
 // More than 8 bytes: tags, aggregates and inclusive values in three arrays.
