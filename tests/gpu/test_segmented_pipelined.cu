@@ -325,9 +325,10 @@ TEST(SegmentedPipelined, KeysNonCommutative4Byte) { check_keys<affine16, std::in
 TEST(SegmentedPipelined, KeysNonCommutative8Byte) { check_keys<affine32, std::int16_t>(326, std::equal_to<>{}, compose32{}); }
 
 // default_rows gives every staged program as many rows as leave room for 3 blocks an SM
-// on an H100 or H200: checked here with the occupancy API for each protocol's kernel, and
-// the deterministic look-back's where the values are not exact (its held windows take 4
-// KiB of static shared memory). One byte more a stage than the rule allows, and a kernel
+// on an H100 or H200: checked here with the occupancy API for each protocol's kernel with
+// the rows scan gives it (mode_rows), the deterministic look-back's too where the values
+// are not exact (its held windows take 4 KiB of static shared memory, and its tiles one
+// row less where they need it). One byte more a stage than the rule allows, and a kernel
 // falls to 2 blocks an SM and runs 5-7 points of the copy slower (docs/perf-notes.md,
 // sessions 16 and 44).
 template <class Kernel>
@@ -336,22 +337,24 @@ void blocks_an_sm(Kernel kernel, int threads, int dynamic_bytes, int& blocks) {
   TALLY_TEST_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, dynamic_bytes));
 }
 
-template <class T, class Op, class Heads>
-void expect_three_blocks(const std::string& label) {
-  using program = sp::segmented_tiles<false, T, Op, Heads>;
+template <class Protocol, bool Deterministic, class T, class Op, class Heads>
+void expect_three_blocks_of(const std::string& label) {
+  using program = sp::segmented_tiles<false, T, Op, Heads, 256, sp::mode_rows<Protocol, Deterministic, Heads, T>>;
   using hook = tally::detail::single_pass::no_stall;
-  namespace pl = tally::detail::pipelined;
   const int threads = program::tune.kernel_threads();
   const int bytes = static_cast<int>(program::tune.stages * program::stage_bytes);
-  const std::string rows = " (" + std::to_string(program::L::rows) + " rows)";
   int blocks = 0;
-  blocks_an_sm(pl::pipelined_kernel<lookback_protocol, false, program, hook>, threads, bytes, blocks);
-  EXPECT_EQ(blocks, 3) << label << rows;
-  blocks_an_sm(pl::pipelined_kernel<chained_protocol, false, program, hook>, threads, bytes, blocks);
-  EXPECT_EQ(blocks, 3) << label << ", chained" << rows;
+  blocks_an_sm(tally::detail::pipelined::pipelined_kernel<Protocol, Deterministic, program, hook>, threads, bytes,
+               blocks);
+  EXPECT_EQ(blocks, 3) << label << " (" << program::L::rows << " rows)";
+}
+
+template <class T, class Op, class Heads>
+void expect_three_blocks(const std::string& label) {
+  expect_three_blocks_of<lookback_protocol, false, T, Op, Heads>(label);
+  expect_three_blocks_of<chained_protocol, false, T, Op, Heads>(label + ", chained");
   if constexpr (!tally::detail::single_pass::exact_values<T>::value) {
-    blocks_an_sm(pl::pipelined_kernel<lookback_protocol, true, program, hook>, threads, bytes, blocks);
-    EXPECT_EQ(blocks, 3) << label << ", deterministic" << rows;
+    expect_three_blocks_of<lookback_protocol, true, T, Op, Heads>(label + ", deterministic");
   }
 }
 
@@ -430,6 +433,75 @@ TEST(SegmentedPipelined, DeterministicFloat) {
     TALLY_TEST_CUDA(cudaDeviceSynchronize());
     const auto got = out.download(h.size());
     ASSERT_EQ(std::memcmp(got.data(), chained.data(), got.size() * sizeof(float)), 0) << "run " << r;
+  }
+}
+
+// The deterministic kernel of doubles beside int32 keys takes 5 rows (its held windows
+// take 4 KiB), the other kernels 6: every mode gives the host's sums (small integers:
+// exact) at tile edges of both tile sizes, inclusive and exclusive, and the deterministic
+// one the same bits run after run on random doubles.
+TEST(SegmentedPipelined, DoubleKeysRowsByMode) {
+  using T = double;
+  using heads_t = sp::staged_keys<std::int32_t, std::equal_to<>>;
+  constexpr int fast_rows = sp::mode_rows<lookback_protocol, false, heads_t, T>;
+  constexpr int deterministic_rows = sp::mode_rows<lookback_protocol, true, heads_t, T>;
+  static_assert(fast_rows == 6 && deterministic_rows == 5, "the rule of default_rows");
+  constexpr i64 tile5 = sp::segmented_tiles<false, T, tally::plus, heads_t, 256, 5>::L::tile_items;
+  constexpr i64 tile6 = sp::segmented_tiles<false, T, tally::plus, heads_t, 256, 6>::L::tile_items;
+  const i64 top = (quick() ? 450 : 1400) * tile6 + 5;
+  const auto h = values<T>(static_cast<std::size_t>(top), 335);
+  std::vector<std::int32_t> k(static_cast<std::size_t>(top));
+  auto g = rng(336);
+  std::int32_t current = 0;
+  for (auto& key : k) {
+    if (g() % 20000 == 0) ++current;  // long segments: many tiles without a head
+    key = current;
+  }
+  std::vector<unsigned char> f(static_cast<std::size_t>(top));
+  for (std::size_t j = 1; j < f.size(); ++j) f[j] = k[j] != k[j - 1] ? 1 : 0;
+  const device_buffer<std::int32_t> keys(k);
+  const device_buffer<T> in(h);
+  device_buffer<T> out(h.size() + 1);
+  const heads_t heads{keys.data(), std::equal_to<>{}};
+  for (const i64 n : {tile5 + 1, 3 * tile5 - 1, tile6 + 1, 3 * tile6 - 1, top}) {
+    for (const bool exclusive : {false, true}) {
+      std::vector<T> want(static_cast<std::size_t>(n));
+      if (exclusive) {
+        seq::exclusive_scan_by_flags(h.begin(), h.begin() + n, f.begin(), want.begin(), T{2}, tally::plus{});
+      } else {
+        seq::inclusive_scan_by_flags(h.begin(), h.begin() + n, f.begin(), want.begin(), tally::plus{});
+      }
+      for (const bool deterministic : {false, true}) {
+        out.poison();
+        if (exclusive) {
+          run<lookback_protocol, true>(in.data(), out.data(), n, heads, T{2}, tally::plus{}, deterministic);
+        } else {
+          run<lookback_protocol, false>(in.data(), out.data(), n, heads, T{2}, tally::plus{}, deterministic);
+        }
+        TALLY_TEST_CUDA(cudaDeviceSynchronize());
+        auto got = out.download(static_cast<std::size_t>(n) + 1);
+        ASSERT_TRUE(device_buffer<T>::is_poison(got.back())) << "n = " << n;
+        got.pop_back();
+        ASSERT_EQ(got, want) << "n = " << n << (exclusive ? ", exclusive" : ", inclusive")
+                             << (deterministic ? ", deterministic" : "");
+      }
+    }
+  }
+  std::vector<T> r(h.size());
+  std::uniform_real_distribution<T> d(-1.0, 1.0);
+  for (auto& x : r) x = d(g);
+  const device_buffer<T> random(r);
+  std::vector<T> first;
+  for (int run_index = 0; run_index < 3; ++run_index) {
+    out.poison();
+    run<lookback_protocol, false>(random.data(), out.data(), top, heads, T{0}, tally::plus{}, true);
+    TALLY_TEST_CUDA(cudaDeviceSynchronize());
+    const auto got = out.download(h.size());
+    if (run_index == 0) {
+      first = got;
+    } else {
+      ASSERT_EQ(std::memcmp(got.data(), first.data(), got.size() * sizeof(T)), 0) << "run " << run_index;
+    }
   }
 }
 

@@ -116,6 +116,11 @@ struct basic_protocol {
                     : (WideDeterministicHeldTiles < static_cast<int>(4096 / sizeof(Acc))
                            ? WideDeterministicHeldTiles
                            : static_cast<int>(4096 / sizeof(Acc)));
+  // The static shared memory they take (the deterministic kernel's only: the segmented
+  // pipelined kernel sizes its tiles by it, segmented_pipelined.cuh).
+  template <class Acc>
+  static constexpr int deterministic_held_bytes =
+      deterministic_held_tiles<Acc> * static_cast<int>(sizeof(Acc));
 
   TALLY_DEVICE static void pause(std::int64_t tile, unsigned ns) {
     if (ns > 0 && tile >= EagerTiles) __nanosleep(ns);

@@ -118,23 +118,27 @@ struct key_of<staged_keys<Key, Equal>> {
 // Rows of a tile: without flags or keys the plain scan's 8 (32 KiB of values a stage);
 // with them as many as leave room for 3 blocks an SM. An H100's or H200's SM has 228 KiB
 // of shared memory, of which the runtime keeps 1 KiB a block; a block takes two stages
-// and its static shared memory: up to 768 bytes of the kernel's own, and 4 KiB more for
-// the deterministic look-back's held windows where that kernel can run (values that are
-// not exact: with_determinism). So a stage may take (76 KiB - 1 KiB - 768 bytes) / 2 =
-// 38016 bytes (35968 with the held windows), rounded up to 128 bytes as stage_bytes is:
-// 7 rows with one-byte flags or keys beside 4-byte values (35 KiB), 4 with 4-byte keys
-// (32 KiB); 3 with 8-byte keys beside 4-byte integers, 2 beside floats. The GPU test
+// and its static shared memory: up to 768 bytes of the kernel's own, and in the
+// deterministic kernel the look-back's held windows, HeldBytes (4 KiB of (head, float)
+// or (head, double) pairs with decoupled_lookback::protocol). So a stage may take (76 KiB
+// - 1 KiB - 768 bytes) / 2 = 38016 bytes (35968 beside 4 KiB held), rounded up to 128
+// bytes as stage_bytes is: 7 rows with one-byte flags or keys beside 4-byte values (35
+// KiB), 4 with 4-byte keys (32 KiB), 3 with 8-byte keys; beside 8-byte values 8 rows with
+// one-byte flags or keys, 6 with 4-byte keys. The deterministic kernel of floating values
+// takes one row less where the held windows need it (double beside flags 7, beside 4-byte
+// keys 5; float beside 8-byte keys 2).
+// Holding fewer windows instead, to keep the row, cost the deterministic float scan by
+// flags 5% with one segment (docs/perf-notes.md, session 48). The GPU test
 // SegmentedPipelined.ThreeBlocksAnSM checks the rule with the occupancy API. The row it
-// gave some pairs in session 47 took 4-15% less time with one segment, 1-9% with
-// segments of 32 (docs/perf-notes.md, sessions 16 and 47).
-template <class Heads, class Acc>
+// gave some pairs in sessions 47 and 48 took 4-15% less time with one segment, 1-10% with
+// segments of 32 (docs/perf-notes.md, sessions 16, 47 and 48).
+template <class Heads, class Acc, int HeldBytes = 0>
 constexpr int default_rows() {
   if constexpr (std::is_same_v<Heads, equal_lengths> || is_offsets_v<Heads>) {
     return 8;  // (offsets: a bitmap of 1 KiB beside 32 KiB of values)
   } else {
     constexpr int per_block = 228 * 1024 / 3 - 1024 - 768;
-    constexpr int held = single_pass::exact_values<Acc>::value ? 0 : 4096;
-    constexpr int budget = (per_block - held) / 2;
+    constexpr int budget = (per_block - HeldBytes) / 2;
     constexpr int row_items = 256 * 16 / static_cast<int>(sizeof(Acc));  // values of one row
     constexpr int key_bytes = static_cast<int>(sizeof(typename key_of<Heads>::type));
     constexpr int before = is_keys_v<Heads> ? 16 : 0;  // (keys: the 16 bytes before the tile's)
@@ -146,8 +150,22 @@ constexpr int default_rows() {
     return rows;
   }
 }
+// The rows of the kernel that does not hold windows (every kernel of exact values and of
+// the chained protocol) ...
 template <class Heads, class Acc>
 inline constexpr int tile_rows = default_rows<Heads, Acc>();
+
+// ... and of Protocol's kernel for the mode (single_pass::with_determinism).
+template <class Protocol, bool Deterministic, class Acc>
+constexpr int held_bytes() {
+  if constexpr (Deterministic) {
+    return Protocol::template deterministic_held_bytes<flagged<Acc>>;
+  } else {
+    return 0;
+  }
+}
+template <class Protocol, bool Deterministic, class Heads, class Acc>
+inline constexpr int mode_rows = default_rows<Heads, Acc, held_bytes<Protocol, Deterministic, Acc>()>();
 
 // The tile program (pipelined_scan.cuh's "tile programs").
 template <bool Exclusive, class Acc, class Op, class Heads, int ComputeThreads = 256,
@@ -374,12 +392,11 @@ bool takes_heads(const staged_keys<Key, Equal>& h) {
   return single_pass::aligned_16(h.keys);
 }
 
-// One segmented scan of n >= 1 elements (the caller checked takes and takes_heads).
-template <class Protocol, bool Exclusive, class Acc, class Op, class Heads, int Rows = tile_rows<Heads, Acc>,
-          int Stages = 2>
+// One segmented scan of n >= 1 elements (the caller checked takes and takes_heads), in
+// tiles of Rows rows (0: mode_rows, the rows of the kernel that runs).
+template <class Protocol, bool Exclusive, class Acc, class Op, class Heads, int Rows = 0, int Stages = 2>
 void scan(const char* function, const Acc* in, Acc* out, std::int64_t n, Heads heads, Acc init, Op op,
           const options& o) {
-  using program = segmented_tiles<Exclusive, Acc, Op, Heads, 256, Rows, Stages>;
   using pair = flagged<Acc>;
   // offsets: the head bitmap first, in a stream-ordered allocation (n / 8 bytes)
   scoped_storage bits(function, "", nullptr, 0,
@@ -389,15 +406,18 @@ void scan(const char* function, const Acc* in, Acc* out, std::int64_t n, Heads h
     segmented::build_bitmap(function, heads.offsets, heads.segments, n, words, o.stream);
     heads.words = words;
   }
-  segmented_offsets::with_pair_state<Acc>(
-      function, n, program::L::tile_items, o, [&](std::int64_t tiles, single_pass::tile_state<pair> state) {
-        single_pass::with_determinism<Protocol, Acc>(o.deterministic, [&](auto mode) {
+  single_pass::with_determinism<Protocol, Acc>(o.deterministic, [&](auto mode) {
+    constexpr bool deterministic = decltype(mode)::value;
+    constexpr int rows = Rows > 0 ? Rows : mode_rows<Protocol, deterministic, Heads, Acc>;
+    using program = segmented_tiles<Exclusive, Acc, Op, Heads, 256, rows, Stages>;
+    segmented_offsets::with_pair_state<Acc>(
+        function, n, program::L::tile_items, o, [&](std::int64_t tiles, single_pass::tile_state<pair> state) {
           // (offsets: the bitmap kernel's programmatic dependent, dependent_launch.cuh)
-          pipelined::launch<Protocol, decltype(mode)::value>(
-              function, program{in, out, n, heads, init, op}, tiles, state, single_pass::no_stall{},
-              o.stream, is_offsets_v<Heads>);
+          pipelined::launch<Protocol, deterministic>(function, program{in, out, n, heads, init, op}, tiles,
+                                                     state, single_pass::no_stall{}, o.stream,
+                                                     is_offsets_v<Heads>);
         });
-      });
+  });
 }
 
 }  // namespace tally::detail::segmented_pipelined
