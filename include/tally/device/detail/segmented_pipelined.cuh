@@ -130,7 +130,7 @@ struct key_of<staged_keys<Key, Equal>> {
 // Holding fewer windows instead, to keep the row, cost the deterministic float scan by
 // flags 5% with one segment (docs/perf-notes.md, session 48). The GPU test
 // SegmentedPipelined.ThreeBlocksAnSM checks the rule with the occupancy API. The row it
-// gave some pairs in sessions 47 and 48 took 4-15% less time with one segment, 1-10% with
+// gave some pairs in sessions 47 and 48 took 2-15% less time with one segment, 1-10% with
 // segments of 32 (docs/perf-notes.md, sessions 16, 47 and 48).
 template <class Heads, class Acc, int HeldBytes = 0>
 constexpr int default_rows() {
