@@ -214,6 +214,20 @@ TALLY_DEVICE TALLY_FORCEINLINE void mbarrier_expect(unsigned long long* bar, uns
                "r"(bytes)
                : "memory");
 }
+// Whether the phase of parity `parity` has completed (no waiting).
+TALLY_DEVICE TALLY_FORCEINLINE bool mbarrier_test(unsigned long long* bar, unsigned parity) {
+  unsigned done;
+  asm volatile(
+      "{\n"
+      ".reg .pred done;\n"
+      "mbarrier.test_wait.parity.shared::cta.b64 done, [%1], %2;\n"
+      "selp.u32 %0, 1, 0, done;\n"
+      "}"
+      : "=r"(done)
+      : "r"(shared_address(bar)), "r"(parity)
+      : "memory");
+  return done != 0;
+}
 // Wait until the phase of parity `parity` has completed.
 TALLY_DEVICE TALLY_FORCEINLINE void mbarrier_wait(unsigned long long* bar, unsigned parity) {
   asm volatile(
@@ -358,6 +372,9 @@ TALLY_DEVICE TALLY_FORCEINLINE void load_partial_values(unsigned char* stage, co
 //   prepare(stage, tile)            by the producer for every tile, after copy: what the
 //                                   stage holds besides copied bytes (the offsets' write
 //                                   range: segmented_pipelined.cuh)
+//   lookback_deadline_cycles        the look-back warp starts a tile's look-back at most
+//                                   this many SM cycles after taking its aggregate (0: when
+//                                   the block's next tile has landed; the kernel's comment)
 //   load_partial(stage, base, w, l) the partial last tile, by each compute thread: what it
 //                                   reads itself in scan and store (partial_barrier: and
 //                                   what others read, after a barrier that the kernel passes)
@@ -373,6 +390,9 @@ struct plain_tiles {
   using vector = single_pass::vector_of<Acc, L::vec>;
   static constexpr unsigned stage_bytes = tile_bytes<Acc, tune>();
   static constexpr bool partial_barrier = false;
+  // 9-row tiles: the next tile lands about 3.8 us after the aggregate on an H200; about
+  // 5000 cycles (2.5 us at 1.98 GHz) took 0.4-0.9% off int32 at 2^26 (session 48)
+  static constexpr long long lookback_deadline_cycles = Rows >= 8 ? 5000 : 0;
   struct carry {};
 
   const Acc* in;
@@ -586,9 +606,23 @@ __global__ void __launch_bounds__(Tiles::tune.kernel_threads(), 3)
       if (tile < 0) return;
       const unsigned epoch = lookback_epoch[s];
       const Acc aggregate = stage_aggregate[s];
-      // the block's next tile has landed (or there is none): the compute warps scan it
-      // while this warp looks back, and the predecessors have had that long to publish
-      mbarrier_wait(&full[stage_of(k + 1)], parity_of(k + 1));
+      // The look-back starts when the block's next tile has landed (or there is none: the
+      // compute warps scan it while this warp looks back, and the predecessors have had
+      // that long to publish), or Tiles::lookback_deadline_cycles after this warp took the
+      // aggregate, whichever is first. A look-back takes 1.3-2.5 us under the copies'
+      // load, and a short tile's scan (4 rows: about 1.2 us) does not hide it when it
+      // starts at the landing (2.7 us after the aggregate); started earlier it takes
+      // longer (its predecessors have not all published), so the deadline is a trade,
+      // measured by tile program (docs/perf-notes.md, session 48). The barrier's phase is
+      // only tested here: the compute warps wait for it themselves.
+      if constexpr (Tiles::lookback_deadline_cycles > 0) {
+        const long long taken = clock64();
+        while (!mbarrier_test(&full[stage_of(k + 1)], parity_of(k + 1)) &&
+               clock64() - taken < Tiles::lookback_deadline_cycles) {
+        }
+      } else {
+        mbarrier_wait(&full[stage_of(k + 1)], parity_of(k + 1));
+      }
       maybe<Acc> prefix{aggregate, false};
       if (tile == 0) {
         prefix = program.first_prefix(aggregate);
