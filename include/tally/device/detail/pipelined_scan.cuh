@@ -614,8 +614,10 @@ __global__ void __launch_bounds__(Tiles::tune.kernel_threads(), 3)
       // starts at the landing (2.7 us after the aggregate); started earlier it takes
       // longer (its predecessors have not all published), so the deadline is a trade,
       // measured by tile program (docs/perf-notes.md, session 48). The barrier's phase is
-      // only tested here: the compute warps wait for it themselves.
-      if constexpr (Tiles::lookback_deadline_cycles > 0) {
+      // only tested here: the compute warps wait for it themselves. Not for the
+      // deterministic look-back, which lost 0.7-2.6% with it by flags with one segment
+      // (it re-reads windows without an inclusive tile).
+      if constexpr (Tiles::lookback_deadline_cycles > 0 && !Deterministic) {
         const long long taken = clock64();
         while (!mbarrier_test(&full[stage_of(k + 1)], parity_of(k + 1)) &&
                clock64() - taken < Tiles::lookback_deadline_cycles) {
