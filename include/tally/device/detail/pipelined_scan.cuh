@@ -390,8 +390,10 @@ struct plain_tiles {
   using vector = single_pass::vector_of<Acc, L::vec>;
   static constexpr unsigned stage_bytes = tile_bytes<Acc, tune>();
   static constexpr bool partial_barrier = false;
-  // 9-row tiles: the next tile lands about 3.8 us after the aggregate on an H200; about
-  // 5000 cycles (2.5 us at 1.98 GHz) took 0.4-0.9% off int32 at 2^26 (session 48)
+  // 9-row tiles: the next tile lands about 3.8 us after the aggregate on an H200. 5000
+  // cycles (2.5 us at 1.98 GHz) was the best of 3500-8000 at 2^28 (docs/perf-notes.md,
+  // session 49): 0.4-0.9 points of the copy over none for int32, float, int64 and double,
+  // inclusive and exclusive; 8000 is none.
   static constexpr long long lookback_deadline_cycles = Rows >= 8 ? 5000 : 0;
   struct carry {};
 
@@ -613,10 +615,10 @@ __global__ void __launch_bounds__(Tiles::tune.kernel_threads(), 3)
       // load, and a short tile's scan (4 rows: about 1.2 us) does not hide it when it
       // starts at the landing (2.7 us after the aggregate); started earlier it takes
       // longer (its predecessors have not all published), so the deadline is a trade,
-      // measured by tile program (docs/perf-notes.md, session 48). The barrier's phase is
-      // only tested here: the compute warps wait for it themselves. Not for the
-      // deterministic look-back, which lost 0.7-2.6% with it by flags with one segment
-      // (it re-reads windows without an inclusive tile).
+      // measured by tile program (docs/perf-notes.md, sessions 48 and 49; 0: none). The
+      // barrier's phase is only tested here: the compute warps wait for it themselves.
+      // Not for the deterministic look-back, which lost 0.7-2.6% with it by flags with one
+      // segment (it re-reads windows without an inclusive tile).
       if constexpr (Tiles::lookback_deadline_cycles > 0 && !Deterministic) {
         const long long taken = clock64();
         while (!mbarrier_test(&full[stage_of(k + 1)], parity_of(k + 1)) &&

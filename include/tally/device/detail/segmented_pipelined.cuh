@@ -201,10 +201,14 @@ struct segmented_tiles {
   static constexpr bool partial_barrier = has_keys || has_offsets;
   // The look-back's deadline (pipelined_scan.cuh's kernel), by the tile's rows: about 0.6x
   // the time from a tile's aggregate to the landing of the block's next tile on an H200.
-  // Measured in session 48 for 4-row int32-key tiles (1500 ns: one segment 3.8-4.3% less
-  // time, segments of 32 1.2% more) and 7-row flag tiles (2000 ns: one segment 1.1-2.2%
-  // less, segments of 32 the same); other rows follow the rule unmeasured.
-  static constexpr long long lookback_deadline_cycles = Rows <= 4 ? 3000 : (Rows <= 7 ? 4000 : 5000);
+  // Swept in session 49 (docs/perf-notes.md): 4-row tiles (int32 keys) 3000 cycles, one
+  // segment 2.6-2.9% less time, segments of 32 and 2^16 0.6-0.9% more (2000: 3.4% less,
+  // 2.7-3.5% more); 7-row tiles (int32 and float flags) 3000-4000, one segment 0.8-1.3%
+  // less, segments of 32 0.2-1.6% more; 8-row tiles of 4-byte values (equal lengths,
+  // offsets) 5000, one long segment of offsets 1-2% less, the rest within 1% either way.
+  // 8-row tiles of 8-byte values (double flags) lost 0.2-1.0% at every value: none.
+  static constexpr long long lookback_deadline_cycles =
+      Rows <= 4 ? 3000 : (Rows <= 7 ? 4000 : (sizeof(Acc) <= 4 ? 5000 : 0));
   struct carry {
     int first_head;  // the warp's first head (warp-local index; L::warp_items: none)
   };
