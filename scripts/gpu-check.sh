@@ -20,7 +20,8 @@
 # "memcheck racecheck synccheck") selects the tools, GPU_CHECK_SANITIZE_MATCH (an
 # extended regular expression, default: all) the test executables by name, for example
 # "segmented" in one call and "^tally_gpu_([^s]|s[^e])" in the next. What is left out is
-# named in the summary.
+# named in the summary, and so are the slowest runs (seconds.txt in the sanitizers'
+# archive has every run's seconds): the second call of session 49's check took 575 s.
 # Timing on the device tool's H200 (sessions 24-25): the build alone takes 380-520 s on a
 # fresh machine, ctest about 80 s more, so the call with the build and the tests needs the
 # whole 600 s; the sanitizers then take 220-330 s a call on the warm machine. On the H100
@@ -115,10 +116,11 @@ sanitizer_dir=$(mktemp -d)
 # The three tools run at the same time (each is mostly CPU-bound instrumentation, the
 # machine has 16 cores): a third of the wall time of running them one after another.
 sanitize() {
-  local tool=$1 clean=0 cmd exe log
+  local tool=$1 clean=0 cmd exe log began
   for cmd in "${gpu_tests[@]}"; do
     exe=${cmd%% *}
     log="$sanitizer_dir/$tool-$(basename "$exe").log"
+    began=$SECONDS
     if TALLY_TEST_QUICK=1 compute-sanitizer --tool "$tool" --error-exitcode 99 \
          $cmd >"$log" 2>&1; then
       clean=$((clean + 1))
@@ -126,6 +128,9 @@ sanitize() {
       { echo "  $tool failed on $(basename "$exe"):"; grep -E "ERROR SUMMARY|FAILED|Error" "$log" | head -5; } \
         >>"$sanitizer_dir/$tool.failures"
     fi
+    # each run's seconds (in the archive, and the slowest in the summary): for splitting
+    # GPU_CHECK_SANITIZE_MATCH over calls that each stay inside the device's 600 s
+    echo "$((SECONDS - began)) $tool $(basename "$exe")" >>"$sanitizer_dir/$tool.seconds"
   done
   echo "$clean" >"$sanitizer_dir/$tool.clean"
 }
@@ -153,6 +158,8 @@ if want sanitizers; then
     ((clean == ${#gpu_tests[@]})) || failed=1
     note "compute-sanitizer $tool: $clean/${#gpu_tests[@]} test executables clean ($((SECONDS - start)) s so far)"
   done
+  cat "$sanitizer_dir"/*.seconds 2>/dev/null | sort -rn >"$sanitizer_dir/seconds.txt"
+  note "compute-sanitizer: slowest runs (s, tool, executable): $(head -4 "$sanitizer_dir/seconds.txt" | paste -sd, - | sed 's/,/; /g')"
 fi
 
 tar -czf "$out/sanitizer-logs.tar.gz" -C "$sanitizer_dir" . 2>/dev/null
