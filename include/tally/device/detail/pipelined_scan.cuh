@@ -392,7 +392,7 @@ struct plain_tiles {
   static constexpr bool partial_barrier = false;
   // 9-row tiles: the next tile lands about 3.8 us after the aggregate on an H200. 5000
   // cycles (2.5 us at 1.98 GHz) was the best of 3500-8000 at 2^28 (docs/perf-notes.md,
-  // session 49): 0.4-0.9 points of the copy over none for int32, float, int64 and double,
+  // session 49): 0.3-0.9 points of the copy over none for int32, float, int64 and double,
   // inclusive and exclusive; at 8000 (the next tile's landing, about) nothing.
   static constexpr long long lookback_deadline_cycles = Rows >= 8 ? 5000 : 0;
   struct carry {};

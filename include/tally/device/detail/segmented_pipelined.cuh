@@ -203,9 +203,10 @@ struct segmented_tiles {
   // the time from a tile's aggregate to the landing of the block's next tile on an H200.
   // Swept in session 49 (docs/perf-notes.md): 4-row tiles (int32 keys) 3000 cycles, one
   // segment 2.6-2.9% less time, segments of 32 and 2^16 0.6-0.9% more (2000: 3.4% less,
-  // 2.7-3.5% more); 7-row tiles (int32 and float flags) 3000-4000, one segment 0.8-1.3%
-  // less, segments of 32 0.2-1.6% more; 8-row tiles of 4-byte values (equal lengths,
-  // offsets) 5000, one long segment of offsets 1-2% less, the rest within 1% either way.
+  // 2.7-3.5% more); 7-row tiles (int32 and float flags) 4000, one segment 0.6-1.1% less
+  // time, segments of 32 0.5-1.1% more (3000 alike); 8-row tiles of 4-byte values (equal
+  // lengths, offsets) 5000, one long segment of offsets 1.3-1.6% less, the rest within 1%
+  // either way.
   // 8-row tiles of 8-byte values (double flags) lost 0.2-1.0% at every value: none.
   static constexpr long long lookback_deadline_cycles =
       Rows <= 4 ? 3000 : (Rows <= 7 ? 4000 : (sizeof(Acc) <= 4 ? 5000 : 0));
