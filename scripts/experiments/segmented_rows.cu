@@ -1,6 +1,6 @@
 // Built by hand, not by CMake: nvcc -std=c++20 -arch=sm_90 -O3 --expt-relaxed-constexpr
 // -diag-suppress 177 -Iinclude -o segmented_rows scripts/experiments/segmented_rows.cu;
-// run: ./segmented_rows [reps] (session 50; docs/perf-notes.md, "Nine rows for the
+// run: ./segmented_rows [reps] [1: the offsets rows too] (session 50; docs/perf-notes.md, "Nine rows for the
 // segmented tiles of offsets and equal lengths").
 //
 // The segmented pipelined kernel by CSR offsets (the head bitmap) and by equal lengths in
@@ -123,23 +123,34 @@ int main(int argc, char** argv) {
   std::printf("equal lengths, int32:\n");
   blocks_an_sm<int, SP::equal_lengths, 8>();
   blocks_an_sm<int, SP::equal_lengths, 9>();
+  std::printf("equal lengths, double:\n");
+  blocks_an_sm<double, SP::equal_lengths, 8>();
+  blocks_an_sm<double, SP::equal_lengths, 9>();
   const long long n = 1ll << 26;
-  for (long long len : {1ll, 4ll, 32ll, 1024ll, 65536ll, n}) {
+  const bool offsets = argc > 2 && std::atoi(argv[2]) != 0;
+  if (offsets) for (long long len : {1ll, 4ll, 32ll, 1024ll, 65536ll, n}) {
     auto o = uniform(n, len);
     run<int>(("offsets int32 len " + std::to_string(len)).c_str(), n, &o, 0, reps);
   }
-  {
+  if (offsets) {
     std::mt19937_64 g(7);
     std::vector<int> o{0};
     while (o.back() < n) o.push_back((int)std::min<long long>(n, o.back() + 1 + (long long)(g() % 2000)));
     run<int>("offsets int32 len U[1,2000]", n, &o, 0, reps);
   }
-  for (long long len : {4ll, 1024ll}) {
+  if (offsets) for (long long len : {4ll, 1024ll}) {
     auto o = uniform(n, len);
     run<float>(("offsets float len " + std::to_string(len)).c_str(), n, &o, 0, reps);
   }
   for (long long len : {32ll, 1024ll, n}) run<int>(("equal lengths int32 len " + std::to_string(len)).c_str(), n, nullptr, len, reps);
-  {
+  for (long long len : {4096ll, 1ll << 20}) {
+    run<float>(("equal lengths float len " + std::to_string(len)).c_str(), n, nullptr, len, reps);
+    run<long long>(("equal lengths int64 2^25 len " + std::to_string(len)).c_str(), n / 2, nullptr, len, reps);
+    run<double>(("equal lengths double 2^25 len " + std::to_string(len)).c_str(), n / 2, nullptr, len, reps);
+  }
+  run<int>("equal lengths int32 2^23 len 2^20", 1ll << 23, nullptr, 1ll << 20, reps);
+  run<int>("equal lengths int32 2^28 len 2^20", 1ll << 28, nullptr, 1ll << 20, 9);
+  if (offsets) {
     auto o = uniform(1ll << 28, 4);
     run<int>("offsets int32 2^28 len 4", 1ll << 28, &o, 0, 9);
   }
