@@ -127,10 +127,11 @@ std::vector<i64> edges(i64 top) {
           40 * tile + 3, top};
 }
 
-// 1400 tiles of 8 rows: more than the blocks an H100 or H200 holds at once (3 per SM).
+// 1400 tiles of 8 rows (about 1244 of equal lengths' 9): more than the blocks an H100 or
+// H200 holds at once (3 per SM).
 template <class T>
 i64 top_size() {
-  return 1400 * sp::segmented_tiles<false, T, tally::plus, sp::equal_lengths>::L::tile_items + 3;
+  return 1400 * sp::segmented_tiles<false, T, tally::plus, sp::equal_lengths, 256, 8>::L::tile_items + 3;
 }
 
 template <class T, class Op>
@@ -365,7 +366,16 @@ void expect_three_blocks_every_key(const std::string& values) {
   expect_three_blocks<T, Op, sp::staged_keys<std::int16_t, std::equal_to<>>>(values + " values, 2-byte keys");
   expect_three_blocks<T, Op, sp::staged_keys<std::int32_t, std::equal_to<>>>(values + " values, 4-byte keys");
   expect_three_blocks<T, Op, sp::staged_keys<std::int64_t, std::equal_to<>>>(values + " values, 8-byte keys");
+  expect_three_blocks<T, Op, sp::equal_lengths>(values + " values, equal lengths");
 }
+
+// Equal lengths stage the values alone: the plain scan's 9 rows, 8 where the deterministic
+// kernel holds windows (floating values).
+static_assert(sp::mode_rows<lookback_protocol, false, sp::equal_lengths, float> == 9 &&
+                  sp::mode_rows<lookback_protocol, false, sp::equal_lengths, double> == 9 &&
+                  sp::mode_rows<lookback_protocol, true, sp::equal_lengths, float> == 8 &&
+                  sp::mode_rows<lookback_protocol, true, sp::equal_lengths, double> == 8,
+              "the rule of default_rows for equal lengths");
 
 TEST(SegmentedPipelined, ThreeBlocksAnSM) {
   int device = 0;
