@@ -115,28 +115,28 @@ struct key_of<staged_keys<Key, Equal>> {
   using type = Key;
 };
 
-// Rows of a tile: as many as leave room for 3 blocks an SM (CSR offsets: 8, below). An H100's or H200's SM has 228 KiB
-// of shared memory, of which the runtime keeps 1 KiB a block; a block takes two stages
-// and its static shared memory: up to 768 bytes of the kernel's own, and in the
-// deterministic kernel the look-back's held windows, HeldBytes (4 KiB of (head, float)
-// or (head, double) pairs with decoupled_lookback::protocol). So a stage may take (76 KiB
-// - 1 KiB - 768 bytes) / 2 = 38016 bytes (35968 beside 4 KiB held), rounded up to 128
-// bytes as stage_bytes is: 7 rows with one-byte flags or keys beside 4-byte values (35
-// KiB), 4 with 4-byte keys (32 KiB), 3 with 8-byte keys; beside 8-byte values 8 rows with
-// one-byte flags or keys, 6 with 4-byte keys. The deterministic kernel of floating values
-// takes one row less where the held windows need it (double beside flags 7, beside 4-byte
-// keys 5; float beside 8-byte keys 2). Equal lengths stage the values alone: 9 rows (36
-// KiB, the plain scan's tiles), 8 in the deterministic kernel of floating values; 9 rows
-// took 1.2-3.2% less time than 8 for int32, float and int64, 0.2-0.7% for double, the same
-// at 2^23 (docs/perf-notes.md, session 50). CSR offsets keep 8 rows: a bitmap slice of
-// 1152 bytes and 16 bytes of slots beside 9 rows are 38144 bytes, over the rule (3 blocks
-// an SM still fit, the kernel's static shared memory being 512 bytes, with no byte to
-// spare), and 9 rows measured no faster there but with one segment (session 50).
-// Holding fewer windows instead, to keep the row, cost the deterministic float scan by
-// flags 5% with one segment (docs/perf-notes.md, session 48). The GPU test
-// SegmentedPipelined.ThreeBlocksAnSM checks the rule with the occupancy API. The row it
-// gave some pairs in sessions 47 and 48 took 2-15% less time with one segment, 1-10% with
-// segments of 32 (docs/perf-notes.md, sessions 16, 47 and 48).
+// Rows of a tile: as many as leave room for 3 blocks an SM (CSR offsets: 8, below). An
+// H100's or H200's SM has 228 KiB of shared memory, of which the runtime keeps 1 KiB a
+// block; a block takes two stages and its static shared memory: up to 768 bytes of the
+// kernel's own, and in the deterministic kernel the look-back's held windows, HeldBytes (4
+// KiB of (head, float) or (head, double) pairs with decoupled_lookback::protocol). So a
+// stage may take (76 KiB - 1 KiB - 768 bytes) / 2 = 38016 bytes (35968 beside 4 KiB held),
+// rounded up to 128 bytes as stage_bytes is: 7 rows with one-byte flags or keys beside
+// 4-byte values (35 KiB), 4 with 4-byte keys (32 KiB), 3 with 8-byte keys; beside 8-byte
+// values 8 rows with one-byte flags or keys, 6 with 4-byte keys. The deterministic kernel
+// of floating values takes one row less where the held windows need it (double beside flags
+// 7, beside 4-byte keys 5; float beside 8-byte keys 2). Holding fewer windows instead, to
+// keep the row, cost the deterministic float scan by flags 5% with one segment
+// (docs/perf-notes.md, session 48). The GPU test SegmentedPipelined.ThreeBlocksAnSM checks
+// the rule with the occupancy API. The row it gave some pairs in sessions 47 and 48 took
+// 2-15% less time with one segment, 1-10% with segments of 32 (docs/perf-notes.md, sessions
+// 16, 47 and 48). Equal lengths stage the values alone: 9 rows (36 KiB, the plain scan's
+// tiles), 8 in the deterministic kernel of floating values; 9 rows took 1.2-3.2% less time
+// than 8 for int32, float and int64, 0.2-0.7% for double, the same at 2^23
+// (docs/perf-notes.md, session 50). CSR offsets keep 8 rows: a bitmap slice of 1152 bytes
+// and 16 bytes of slots beside 9 rows are 38144 bytes, over the rule (3 blocks an SM still
+// fit, the kernel's static shared memory being 512 bytes, with no byte to spare), and 9
+// rows measured no faster there but with one segment (session 50).
 template <class Heads, class Acc, int HeldBytes = 0>
 constexpr int default_rows() {
   if constexpr (is_offsets_v<Heads>) {
@@ -212,8 +212,9 @@ struct segmented_tiles {
   // segment 2.6-2.9% less time, segments of 32 and 2^16 0.6-0.9% more (2000: 3.4% less,
   // 2.7-3.5% more); 7-row tiles (int32 and float flags) 4000, one segment 0.6-1.1% less
   // time, segments of 32 0.5-1.1% more (3000 alike); 8-row tiles of 4-byte values (equal
-  // lengths then, offsets) 5000, one long segment of offsets 1.3-1.6% less, the rest within 1%
-  // either way. Equal lengths' 9-row tiles (session 50) were measured with 5000 only.
+  // lengths then, offsets) 5000, one long segment of offsets 1.3-1.6% less, the rest
+  // within 1% either way. Equal lengths' 9-row tiles (session 50) were measured with 5000
+  // only.
   // 8-row tiles of 8-byte values (double flags) lost 0.2-1.0% at every value: none.
   static constexpr long long lookback_deadline_cycles =
       Rows <= 4 ? 3000 : (Rows <= 7 ? 4000 : (sizeof(Acc) <= 4 ? 5000 : 0));
