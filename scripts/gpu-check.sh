@@ -21,7 +21,8 @@
 # extended regular expression, default: all) the test executables by name, for example
 # "segmented" in one call and "^tally_gpu_([^s]|s[^e])" in the next. What is left out is
 # named in the summary, and so are the slowest runs (seconds.txt in the sanitizers'
-# archive has every run's seconds): the second call of session 49's check took 575 s.
+# archive has every run's seconds): the second call of session 49's check took 575 s,
+# so session 50's check split it in two (README.md: three calls of 337, 288 and 223 s).
 # Timing on the device tool's H200 (sessions 24-25): the build alone takes 380-520 s on a
 # fresh machine, ctest about 80 s more, so the call with the build and the tests needs the
 # whole 600 s; the sanitizers then take 220-330 s a call on the warm machine. On the H100
