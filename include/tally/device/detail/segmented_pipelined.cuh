@@ -131,7 +131,7 @@ struct key_of<staged_keys<Key, Equal>> {
 // the rule with the occupancy API. The row it gave some pairs in sessions 47 and 48 took
 // 2-15% less time with one segment, 1-10% with segments of 32 (docs/perf-notes.md, sessions
 // 16, 47 and 48). Equal lengths stage the values alone: 9 rows (36 KiB, the plain scan's
-// tiles), 8 in the deterministic kernel of floating values; 9 rows took 1.2-3.2% less time
+// tiles), 8 in the deterministic kernel of floating values; 9 rows took 1.0-3.2% less time
 // than 8 for int32, float and int64, 0.2-0.7% for double, the same at 2^23
 // (docs/perf-notes.md, session 50). CSR offsets keep 8 rows: a bitmap slice of 1152 bytes
 // and 16 bytes of slots beside 9 rows are 38144 bytes, over the rule (3 blocks an SM still
