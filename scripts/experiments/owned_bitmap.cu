@@ -1,6 +1,6 @@
 // Built by hand, not by CMake: nvcc -std=c++20 -O3 -arch=sm_90 --expt-relaxed-constexpr
 // -diag-suppress 177 -Iinclude -o owned_bitmap scripts/experiments/owned_bitmap.cu; run:
-// ./owned_bitmap [reps] (session 50; docs/perf-notes.md, "What the head bitmap's pass
+// ./owned_bitmap [reps] [2: the second set] (session 50; docs/perf-notes.md, "What the head bitmap's pass
 // costs at short segments"). A prototype for a next session, not library code: the head
 // bitmap with no clear. Warp c takes offsets [1024 c, 1024 c + 1024) and OWNS the bitmap words from that
 // of its first offset (word 0 for c = 0) to that of warp c + 1's first offset (the end of
@@ -112,9 +112,11 @@ __global__ void __launch_bounds__(256) owned_bitmap_kernel(const int* offsets, l
   }
 }
 
+long long grid_cap = 132 * 8;  // blocks at most (the second set also tries 4096)
+
 void owned_bitmap(const int* offs, long long S, long long n, std::uint32_t* words) {
   const long long chunks = (S + 1023) / 1024;
-  const long long blocks = std::min<long long>((chunks + 7) / 8, 132 * 8);
+  const long long blocks = std::min<long long>((chunks + 7) / 8, grid_cap);
   owned_bitmap_kernel<<<(unsigned)blocks, 256>>>(offs, S, n, words);
 }
 
@@ -179,6 +181,15 @@ std::vector<int> uniform(long long from, long long to, long long len) {
 int main(int argc, char** argv) {
   const int reps = argc > 1 ? std::atoi(argv[1]) : 21;
   const long long n = 1ll << 26;
+  if (argc > 2 && std::atoi(argv[2]) == 2) {  // the second set: grids of 1056 and 4096 blocks, and 2^28
+    for (long long cap : {132ll * 8, 4096ll}) {
+      grid_cap = cap;
+      for (long long len : {1ll, 4ll}) run(("len " + std::to_string(len) + ", grid " + std::to_string(cap)).c_str(), n, uniform(0, n, len), reps);
+    }
+    grid_cap = 132 * 8;
+    run("2^28 len 4", 1ll << 28, uniform(0, 1ll << 28, 4), 9);
+    return 0;
+  }
   for (long long len : {1ll, 2ll, 4ll, 8ll, 32ll}) run(("len " + std::to_string(len)).c_str(), n, uniform(0, n, len), reps);
   std::mt19937_64 g(11);
   {
