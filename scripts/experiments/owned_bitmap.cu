@@ -1,6 +1,6 @@
 // Built by hand, not by CMake: nvcc -std=c++20 -O3 -arch=sm_90 --expt-relaxed-constexpr
 // -diag-suppress 177 -Iinclude -o owned_bitmap scripts/experiments/owned_bitmap.cu; run:
-// ./owned_bitmap [reps] [2 or 3: the second or third set] (session 50; docs/perf-notes.md, "What the head bitmap's pass
+// ./owned_bitmap [reps] [2: the second set] (session 50; docs/perf-notes.md, "What the head bitmap's pass
 // costs at short segments"). A prototype for a next session, not library code: the head
 // bitmap with no clear. Warp c takes offsets [1024 c, 1024 c + 1024) and OWNS the bitmap words from that
 // of its first offset (word 0 for c = 0) to that of warp c + 1's first offset (the end of
@@ -28,10 +28,6 @@ namespace SP1 = tally::detail::single_pass;
 namespace SG = tally::detail::segmented;
 namespace DL = tally::detail::decoupled_lookback;
 
-// Prefetch: the warp's next chunk's 16-byte loads (and the offset after it) are issued
-// before this chunk is processed, so that a warp's loads stay in flight while it builds
-// and stores words (the second set of the program times both).
-template <bool Prefetch>
 __global__ void __launch_bounds__(256) owned_bitmap_kernel(const int* offsets, long long S, long long n,
                                                            std::uint32_t* words) {
   tally::detail::allow_dependent_launch();
@@ -46,40 +42,18 @@ __global__ void __launch_bounds__(256) owned_bitmap_kernel(const int* offsets, l
   std::uint32_t* win = reinterpret_cast<std::uint32_t*>(rows);
   const auto word_of = [&](long long o) { o = o < 0 ? 0 : (o > n ? n : o); return o >> 5; };
   const long long chunks = (S + 1023) / 1024;
-  const long long first = (long long)blockIdx.x * 8 + threadIdx.x / 32;
-  // the loads of chunk c (whole chunks only) and the offset after it
-  const auto issue = [&](long long c, int4 (&x)[8], long long& after) {
-    if (c < chunks && c * 1024 + 1024 <= S) {
-      const int4* g = reinterpret_cast<const int4*>(offsets + c * 1024);
-#pragma unroll
-      for (int q = 0; q < 8; ++q) x[q] = g[32 * q + lane];
-    }
-    if (c < chunks) after = c * 1024 + 1024 >= S ? -1 : offsets[c * 1024 + 1024];
-  };
-  int4 ahead[8];
-  long long ahead_after = -1;
-  if (Prefetch) issue(first, ahead, ahead_after);
-  for (long long c = first; c < chunks; c += warps) {
+  for (long long c = (long long)blockIdx.x * 8 + threadIdx.x / 32; c < chunks; c += warps) {
     const long long K = c * 1024;
-    int4 now[8];
-    long long now_after = -1;
-    if (Prefetch) {
-#pragma unroll
-      for (int q = 0; q < 8; ++q) now[q] = ahead[q];
-      now_after = ahead_after;
-      issue(c + warps, ahead, ahead_after);
-    } else {
-      issue(c, now, now_after);
-    }
-    // offsets[K]: lane 0's first loaded word in a whole chunk (no load of its own)
-    const long long at_k = K + 1024 <= S ? (long long)__shfl_sync(full, now[0].x, 0) : (long long)offsets[K];
-    const long long lo = c == 0 ? 0 : word_of(at_k);
-    const long long hi = K + 1024 >= S ? nwords : word_of(now_after);
+    const long long lo = c == 0 ? 0 : word_of(offsets[K]);
+    const long long hi = K + 1024 >= S ? nwords : word_of(offsets[K + 1024]);
     // the lane's run: offsets K + 32 lane .. + 31 (count `valid`), through shared memory
     int p[32];
     const int valid = (int)std::min<long long>(32, std::max<long long>(0, S - K - 32 * lane));
     if (K + 1024 <= S) {
-      const int4 (&x)[8] = now;
+      const int4* g = reinterpret_cast<const int4*>(offsets + K);
+      int4 x[8];
+#pragma unroll
+      for (int q = 0; q < 8; ++q) x[q] = g[32 * q + lane];
       __syncwarp();
 #pragma unroll
       for (int q = 0; q < 8; ++q) {
@@ -140,16 +114,10 @@ __global__ void __launch_bounds__(256) owned_bitmap_kernel(const int* offsets, l
 
 long long grid_cap = 132 * 8;  // blocks at most (the second set also tries 4096)
 
-bool prefetch = false;  // the second set also tries the prefetching kernel
-
 void owned_bitmap(const int* offs, long long S, long long n, std::uint32_t* words) {
   const long long chunks = (S + 1023) / 1024;
   const long long blocks = std::min<long long>((chunks + 7) / 8, grid_cap);
-  if (prefetch) {
-    owned_bitmap_kernel<true><<<(unsigned)blocks, 256>>>(offs, S, n, words);
-  } else {
-    owned_bitmap_kernel<false><<<(unsigned)blocks, 256>>>(offs, S, n, words);
-  }
+  owned_bitmap_kernel<<<(unsigned)blocks, 256>>>(offs, S, n, words);
 }
 
 void run(const char* name, long long n, const std::vector<int>& ho, int reps) {
@@ -213,19 +181,6 @@ std::vector<int> uniform(long long from, long long to, long long len) {
 int main(int argc, char** argv) {
   const int reps = argc > 1 ? std::atoi(argv[1]) : 21;
   const long long n = 1ll << 26;
-  if (argc > 2 && std::atoi(argv[2]) == 3) {  // the third set: the prefetching kernel
-    for (const bool pf : {false, true}) {
-      prefetch = pf;
-      for (long long len : {1ll, 2ll, 4ll, 8ll}) run(("len " + std::to_string(len) + (pf ? ", prefetch" : "")).c_str(), n, uniform(0, n, len), reps);
-      std::mt19937_64 g(13);
-      std::vector<int> o{0}; while (o.back() < n) o.push_back((int)std::min<long long>(n, o.back() + (long long)(g() % 9)));
-      run(pf ? "len U[0,8], prefetch" : "len U[0,8]", n, o, reps);
-      run(pf ? "n 100003 len 3, prefetch" : "n 100003 len 3", 100003, uniform(0, 100003, 3), reps);
-    }
-    prefetch = true;
-    run("2^28 len 4, prefetch", 1ll << 28, uniform(0, 1ll << 28, 4), 9);
-    return 0;
-  }
   if (argc > 2 && std::atoi(argv[2]) == 2) {  // the second set: grids of 1056 and 4096 blocks, and 2^28
     for (long long cap : {132ll * 8, 4096ll}) {
       grid_cap = cap;
