@@ -6,7 +6,7 @@
 // where the copy's pipelined_scan.cuh bulk_copy adds .L2::cache_hint with an evict_first
 // policy (createpolicy.fractional, 1.0) under TALLY_X_LOAD_EVICT_FIRST, and its
 // single_pass_scan.cuh store_vector stores 16-byte vectors with __stcs (st.global.cs)
-// under TALLY_X_STORE_CS. Run: ./cache_hints_X [reps].
+// under TALLY_X_STORE_CS. Run: ./cache_hints_X [reps] [2: the second set, mid sizes].
 // Each binary times, interleaved behind a spin kernel, a device-to-device copy and the
 // public scan at the pipelined kernel's large sizes, every output checked whole first
 // (inputs i mod 7 - 3: every sum exact).
@@ -64,8 +64,11 @@ void run(int lg, int reps) {
       [&] { CK(cudaMemcpyAsync(out, in, n * sizeof(T), cudaMemcpyDeviceToDevice, 0)); }, scan};
   for (int pass = 0; pass < 2; ++pass) {
     const std::vector<double> med = interleaved_us(calls, reps);
-    std::printf("%-32s %-16s 2^%d pass %d  copy %8.1f us  scan %8.1f us  %6.2f%% of copy\n", variant,
-                group.c_str(), lg, pass, med[0], med[1], 100.0 * med[0] / med[1]);
+    // and the scan behind itself (each sample: spin, scan), the copy behind itself
+    const double scan_alone = interleaved_us({scan}, reps)[0];
+    const double copy_alone = interleaved_us({calls[0]}, reps)[0];
+    std::printf("%-32s %-16s 2^%d pass %d  copy %8.1f us  scan %8.1f us  %6.2f%% of copy | alone: copy %8.1f scan %8.1f us\n",
+                variant, group.c_str(), lg, pass, med[0], med[1], 100.0 * med[0] / med[1], copy_alone, scan_alone);
   }
   std::fflush(stdout);
   CK(cudaFree(in));
@@ -74,6 +77,13 @@ void run(int lg, int reps) {
 
 int main(int argc, char** argv) {
   const int reps = argc > 1 ? std::atoi(argv[1]) : 41;
+  if (argc > 2) {  // the second set: the pipelined kernel's mid sizes
+    for (int lg : {23, 24, 25, 26}) run<int, false, false>(lg, reps);
+    for (int lg : {23, 24, 25}) run<float, false, false>(lg, reps);
+    for (int lg : {22, 23, 24}) run<double, false, false>(lg, reps);
+    run<int, false, false>(28, 15);
+    return 0;
+  }
   run<int, false, false>(28, reps);
   run<int, true, false>(28, reps);
   run<float, false, false>(28, reps);
