@@ -44,10 +44,11 @@
 // (segmented.cuh). Tiles with flags: 256 threads x 7 rows x 16 bytes of values (28 KiB,
 // and 7 KiB of flags), two stages (70 KiB), 3 blocks per SM; 8 rows would take 80 KiB and
 // leave room for 2. With keys as many rows as leave room for 3 blocks an SM
-// (default_rows): 4 with 4-byte keys beside 4-byte values. Equal lengths and offsets (1
-// KiB of bits a stage): the plain scan's 8 rows
+// (default_rows): 4 with 4-byte keys beside 4-byte values. Equal lengths (nothing beside
+// the values): the plain scan's 9 rows; offsets (1 KiB of bits a stage): 8 rows
 // (docs/perf-notes.md, session 16: flags 8 rows 1.29x the copy against 7 rows 1.22x,
-// int32 keys 5 rows 1.80x and 3 rows 1.86x against 4 rows 1.71x).
+// int32 keys 5 rows 1.80x and 3 rows 1.86x against 4 rows 1.71x; session 50: equal
+// lengths 9 rows against 8).
 #pragma once
 
 #include <cstdint>
@@ -108,12 +109,21 @@ template <class Key, class Equal>
 inline constexpr bool is_keys_v<staged_keys<Key, Equal>> = true;
 template <class Heads>
 struct key_of {
-  using type = unsigned char;  // (flags: one byte per element)
+  using type = unsigned char;  // (not keys: never staged as keys)
 };
 template <class Key, class Equal>
 struct key_of<staged_keys<Key, Equal>> {
   using type = Key;
 };
+// The bytes a stage holds beside each value: a flag byte, a key, or nothing (equal
+// lengths; CSR offsets stage a bitmap, one bit a value, and keep rows of their own:
+// default_rows).
+template <class Heads>
+inline constexpr int bytes_beside_v = 0;
+template <>
+inline constexpr int bytes_beside_v<staged_flags> = 1;
+template <class Key, class Equal>
+inline constexpr int bytes_beside_v<staged_keys<Key, Equal>> = static_cast<int>(sizeof(Key));
 
 // Rows of a tile: as many as leave room for 3 blocks an SM (CSR offsets: 8, below). An
 // H100's or H200's SM has 228 KiB of shared memory, of which the runtime keeps 1 KiB a
@@ -145,12 +155,10 @@ constexpr int default_rows() {
     constexpr int per_block = 228 * 1024 / 3 - 1024 - 768;
     constexpr int budget = (per_block - HeldBytes) / 2;
     constexpr int row_items = 256 * 16 / static_cast<int>(sizeof(Acc));  // values of one row
-    // beside each value: a flag byte, a key, or nothing (equal lengths)
-    constexpr int key_bytes =
-        std::is_same_v<Heads, equal_lengths> ? 0 : static_cast<int>(sizeof(typename key_of<Heads>::type));
     constexpr int before = is_keys_v<Heads> ? 16 : 0;  // (keys: the 16 bytes before the tile's)
     const auto stage_bytes = [](int rows) {
-      return (rows * row_items * (static_cast<int>(sizeof(Acc)) + key_bytes) + before + 127) / 128 * 128;
+      return (rows * row_items * (static_cast<int>(sizeof(Acc)) + bytes_beside_v<Heads>) + before + 127) / 128 *
+             128;
     };
     int rows = 1;
     while (stage_bytes(rows + 1) <= budget) ++rows;
