@@ -2,7 +2,8 @@
 // it measures, and the segment descriptions that its rows share. The rows themselves:
 // gpu_bench_segmented.cuh.
 //
-// For int32 and float sums, in one run, on the same buffers:
+// For int32, float, int64 and double sums (issue 6's targets: int32 and float), in one run,
+// on the same buffers:
 //   copy      cudaMemcpyAsync device to device of the values (n * sizeof(T) read and
 //             written) at every n of the table: the reference of %copy;
 //   segmented_scan    at n = 2^26 and 2^28 (--quick: 2^26), for segments of uniform
@@ -259,7 +260,8 @@ void run_segmented_table(gpu_context& context) {
   plan.budget_s = config.quick ? 1.0 : 10.0;
 
   context.out->note(
-      "segmented table (issue 6): int32 and float sums; segmented scans by offsets, flags and "
+      "segmented table (issue 6): int32, float, int64 and double sums (the targets: int32 and "
+      "float); segmented scans by offsets, flags and "
       "keys and segmented reductions for several segment lengths, batched scans along both "
       "axes; each beside a copy of the values and CUB. CUB of CUDA 13.0 has no segmented scan: "
       "its peer is cub::DeviceScan::InclusiveSumByKey (keys = segment or line index)");
@@ -269,6 +271,8 @@ void run_segmented_table(gpu_context& context) {
     try {
       if (type == "int32") run_segmented_type<std::int32_t>(context, type, plan);
       if (type == "float") run_segmented_type<float>(context, type, plan);
+      if (type == "int64") run_segmented_type<std::int64_t>(context, type, plan);
+      if (type == "double") run_segmented_type<double>(context, type, plan);
     } catch (const std::exception& e) {
       context.out->note("error: segmented table, " + type + ": " + e.what());
     }

@@ -15,7 +15,8 @@ namespace tally_bench::gpu {
 
 struct gpu_context;
 
-// For int32 and float sums, in one run (see gpu_bench_segmented.cu for the rows):
+// For int32, float, int64 and double sums, in one run (see gpu_bench_segmented.cu for the
+// rows):
 // segmented scans (offsets, flags, keys) and segmented reductions at n = 2^26 and 2^28
 // (--quick: 2^26; --sizes replaces the list, --max-log2 caps it) for several segment
 // lengths, and batched scans along both axes of a few 2-d shapes; each beside a copy of
@@ -106,6 +107,10 @@ extern template void run_segmented_type<std::int32_t>(gpu_context&, const std::s
                                                       const segmented_plan&);
 extern template void run_segmented_type<float>(gpu_context&, const std::string&,
                                                const segmented_plan&);
+extern template void run_segmented_type<std::int64_t>(gpu_context&, const std::string&,
+                                                      const segmented_plan&);
+extern template void run_segmented_type<double>(gpu_context&, const std::string&,
+                                                const segmented_plan&);
 
 }  // namespace segmented
 

@@ -163,7 +163,7 @@ def bandwidth_floor(r):
     """The least x copy a segmented scan row can take by the bytes it must move: the values
     read and written (the copy's bytes) plus what describes the segments: int32 offsets (one
     a segment, and one more), uint8 flags or int32 keys (one a value). None for other rows."""
-    value_bytes = 4  # int32 and float, the only types of the segmented table
+    value_bytes = 8 if r["type"] in EIGHT_BYTE else 4
     n = int(r["n"])
     form = FORMS.get(r["impl"])
     if form == "by offsets":
