@@ -17,9 +17,27 @@
 #include <vector>
 
 #include "tally/tally.cuh"
+#include "tally/device/detail/pipelined_scan.cuh"
 #include "timing.cuh"
 
 namespace SG = tally::detail::segmented;
+namespace P = tally::detail::pipelined;
+namespace S = tally::detail::single_pass;
+namespace DL = tally::detail::decoupled_lookback;
+
+// the second set: the pipelined kernel's plain tiles over 16-byte elements (one element a
+// 16-byte vector), which the public scans do not take (4- and 8-byte types only)
+template <class T, bool Excl, class Op, int Rows = 9>
+void pipelined_scan(const T* in, T* out, long long n, T seed, Op op) {
+  using program = P::plain_tiles<Excl, T, Op, 256, Rows, 2>;
+  constexpr P::pipelined_tuning tune{256, Rows, 2};
+  tally::options o;
+  S::with_call_state<T, P::tuning<T, tune>()>("pairs", "pairs", n, o, 0,
+      [&](std::int64_t tiles, S::tile_state<T> state) {
+        const program p{in, out, n, tally::detail::make_seed<T, Excl>(seed), op};
+        P::launch<DL::pipelined_protocol, false>("pairs", p, tiles, state, S::no_stall{}, o.stream, false);
+      }, true);
+}
 
 template <class T, bool Excl>
 void run(long long rows, int reps) {
@@ -42,9 +60,13 @@ void run(long long rows, int reps) {
     if constexpr (Excl) tally::exclusive_scan(pi, po, rows, pair_t{{T{5}, T{5}}}, pair_op);
     else tally::inclusive_scan(pi, po, rows, pair_op);
   };
+  const auto piped = [&] {
+    pipelined_scan<pair_t, Excl>(reinterpret_cast<const pair_t*>(in), reinterpret_cast<pair_t*>(out), rows,
+                                 pair_t{{T{5}, T{5}}}, pair_op);
+  };
   const char* tn = std::is_same_v<T, int> ? "int32" : std::is_same_v<T, long long> ? "int64" : "double";
   bool ok = true;
-  for (auto f : {std::function<void()>(batched), std::function<void()>(pairs)}) {
+  for (auto f : {std::function<void()>(batched), std::function<void()>(pairs), std::function<void()>(piped)}) {
     CK(cudaMemset(out, 0, n * sizeof(T)));
     f();
     CK(cudaDeviceSynchronize());
@@ -59,11 +81,11 @@ void run(long long rows, int reps) {
     }
   }
   const std::vector<std::function<void()>> fs = {
-      [&] { CK(cudaMemcpyAsync(out, in, n * sizeof(T), cudaMemcpyDeviceToDevice, 0)); }, batched, pairs};
+      [&] { CK(cudaMemcpyAsync(out, in, n * sizeof(T), cudaMemcpyDeviceToDevice, 0)); }, batched, pairs, piped};
   for (int pass = 0; pass < 2; ++pass) {
     const auto t = interleaved_us(fs, reps);
-    std::printf("%-6s %s (%lld, 2) axis 0 p%d: copy %7.1f us | batched %7.1f us %.3fx | pair scan %7.1f us %.3fx%s\n", tn,
-                Excl ? "excl" : "incl", rows, pass, t[0], t[1], t[1] / t[0], t[2], t[2] / t[0], ok ? "" : "  WRONG");
+    std::printf("%-6s %s (%lld, 2) axis 0 p%d: copy %7.1f us | batched %7.1f us %.3fx | pair scan %7.1f us %.3fx | pipelined pairs %7.1f us %.3fx%s\n", tn,
+                Excl ? "excl" : "incl", rows, pass, t[0], t[1], t[1] / t[0], t[2], t[2] / t[0], t[3], t[3] / t[0], ok ? "" : "  WRONG");
   }
   std::fflush(stdout);
   CK(cudaFree(in));
