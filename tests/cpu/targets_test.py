@@ -140,6 +140,26 @@ class TargetsTest(unittest.TestCase):
         self.assertIn("at its bytes' floor, 1.500x the copy, it would be 1.150x CUB",
                       self.section(text, "by keys: at least 1.5x CUB"))
 
+    def test_segmented_eight_byte_rows(self):
+        n = 1 << 26
+        # the bytes' floor counts 8-byte values: offsets of one-element segments add a quarter
+        # of the copy's bytes, flags a sixteenth, int32 keys a quarter
+        def floor(impl, type_, variant="len 1"):
+            return targets.bandwidth_floor({"n": str(n), "impl": impl, "type": type_, "variant": variant})
+        self.assertAlmostEqual(floor("tally::inclusive_segmented_scan", "int64"), 1 + 4 * (n + 1) / (16 * n))
+        self.assertAlmostEqual(floor("tally::inclusive_scan_by_flags", "double"), 1.0625)
+        self.assertAlmostEqual(floor("tally::inclusive_scan_by_key", "int64"), 1.25)
+        self.assertAlmostEqual(floor("tally::inclusive_scan_by_key", "float"), 1.5)
+        # issue 6's targets are for int32 and float: 8-byte rows are not judged
+        path = self.write("a.csv", [
+            copy("int64", n, 360.0),
+            row("segmented_scan", "int64", n, "tally::inclusive_segmented_scan", 500.0, 1.0, variant="len 1"),
+            row("segmented_scan", "double", n, "tally::inclusive_scan_by_flags", 400.0, 1.3, variant="len 4"),
+        ])
+        summary, text = self.run_report(path)
+        self.assertIn("no rows", self.section(text, "by offsets or by flags"))
+        self.assertEqual(summary[6], ["no"] * 4)
+
     def test_segments_of_a_case(self):
         n = 1 << 26
         for variant, want in (("len 1", n), ("len 2^16", 1024), ("len n", 1), ("len U[1,2000]", round(2 * n / 2001))):
