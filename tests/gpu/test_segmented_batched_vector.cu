@@ -4,7 +4,9 @@
 // aligned (cudaMalloc'd buffers here) and the values are 4 or 8 bytes:
 //   - two 4-byte columns (inner == 2) as one scan of 8-byte column pairs: one slice
 //     through the single-pass scan, several through the tile kernel of
-//     segmented_offsets.cuh with segments of len rows;
+//     segmented_offsets.cuh with segments of len rows; two 8-byte columns in one slice as
+//     one scan of 16-byte pairs (from 32 MiB the pipelined kernel), misaligned by one
+//     value: the strided kernel;
 //   - rows of >= 128 bytes along a non-last axis through columns_kernel (strided_scan.cuh):
 //     chains of tiles with the windowed look-back, partial column groups and chunks, tiles
 //     that hold a whole line;
@@ -474,6 +476,60 @@ TEST(SegmentedBatchedVector, ReduceThenScanColumns) {
 TEST(SegmentedBatchedVector, ReduceThenScanColumnsSameBits) {
   check_reduce_then_scan_bits<float>();
   check_reduce_then_scan_bits<double>();
+}
+
+// Two 8-byte columns along axis 0: one slice is one scan of 16-byte column pairs (below and
+// from the pipelined kernel's 32 MiB), several slices keep the strided kernel; int64 and
+// double (small integers: exact) and the affine maps, inclusive and exclusive, with and
+// without options.deterministic; then pointers one value off the pairs' 16 bytes.
+template <class T, class Op>
+void check_eight_byte_column_pairs(const std::vector<T>& h, const T& init, Op op) {
+  const i64 big = quick() ? (i64{1} << 15) + 5 : (i64{1} << 21) + 5;  // 32 MiB + 80 bytes
+  check_cases<T>({{{big, 2}, 0}, {{1000, 2}, 0}, {{1, 2}, 0}, {{3, 1000, 2}, 1}, {{2, big / 4, 2}, 1}}, h, init, op);
+  // misaligned: the strided kernel, whole, nothing written outside
+  const i64 rows = 4099;
+  const device_buffer<T> in(h);
+  device_buffer<T> out(h.size());
+  std::vector<T> want(static_cast<std::size_t>(2 * rows));
+  const std::vector<T> slice(h.begin() + 1, h.begin() + 1 + 2 * rows);
+  seq::inclusive_scan_batched(slice.begin(), want.begin(), std::vector<i64>{rows, 2}, 0, op);
+  out.poison();
+  tally::inclusive_scan_batched(static_cast<const T*>(in.data()) + 1, out.data() + 1, rows, 2, 0, op);
+  TALLY_TEST_CUDA(cudaDeviceSynchronize());
+  const auto got = out.download(static_cast<std::size_t>(2 * rows + 2));
+  ASSERT_TRUE(device_buffer<T>::is_poison(got[0]));
+  ASSERT_TRUE(device_buffer<T>::is_poison(got[static_cast<std::size_t>(2 * rows + 1)]));
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    ASSERT_TRUE(got[i + 1] == want[i]) << "misaligned, element " << i << " is " << show(got[i + 1]) << ", want "
+                                       << show(want[i]);
+  }
+}
+
+template <class T>
+void check_eight_byte_column_pairs_plus() {
+  const std::size_t m = quick() ? (std::size_t{1} << 16) + 16 : (std::size_t{1} << 22) + 16;
+  std::mt19937_64 g(515 + sizeof(T));
+  std::vector<T> h(m);
+  for (auto& x : h) x = static_cast<T>(static_cast<int>(g() % 201) - 100);
+  check_eight_byte_column_pairs(h, static_cast<T>(7), tally::plus{});
+}
+
+TEST(SegmentedBatchedVector, EightByteColumnPairsInt64) { check_eight_byte_column_pairs_plus<std::int64_t>(); }
+TEST(SegmentedBatchedVector, EightByteColumnPairsDouble) { check_eight_byte_column_pairs_plus<double>(); }
+TEST(SegmentedBatchedVector, EightByteColumnPairsNonCommutative) {
+  const std::size_t m = quick() ? (std::size_t{1} << 16) + 16 : (std::size_t{1} << 22) + 16;
+  std::mt19937_64 g(516);
+  std::vector<affine32> h(m);
+  for (auto& x : h) {
+    x.a = static_cast<std::uint32_t>(g() | 1u);
+    x.b = static_cast<std::uint32_t>(g());
+  }
+  check_eight_byte_column_pairs(h, affine32{3, 5}, compose32{});
+}
+// the same bits in every run, on non-integer doubles, one slice (the pairs' deterministic
+// look-back: the pipelined kernel's from 32 MiB)
+TEST(SegmentedBatchedVector, DeterministicDoubleColumnPairs) {
+  check_deterministic<double>({{{quick() ? (i64{1} << 15) + 77 : (i64{1} << 21) + 77, 2}, 0}});
 }
 
 TEST(SegmentedBatchedVector, LongChainsInt32) { check_long_chains<std::int32_t>(); }

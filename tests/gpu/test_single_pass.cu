@@ -90,7 +90,29 @@ struct compose32 {
   }
 };
 
-// 12 bytes: an affine map and a count (split descriptors, scalar path).
+// 16 bytes: affine maps of uint64 (four tagged quarters, tile_state.cuh format 16; the
+// pipelined kernel from 32 MiB, one value a 16-byte vector).
+struct affine64 {
+  std::uint64_t a, b;
+};
+bool operator==(const affine64& l, const affine64& r) { return l.a == r.a && l.b == r.b; }
+std::ostream& operator<<(std::ostream& os, const affine64& f) { return os << "(" << f.a << "," << f.b << ")"; }
+struct compose64 {
+  TALLY_HOST_DEVICE affine64 operator()(const affine64& f, const affine64& g) const {
+    return {g.a * f.a, g.a * f.b + g.b};
+  }
+};
+// 16 bytes of doubles, summed componentwise: not exact, so options.deterministic applies.
+struct double_pair {
+  double x, y;
+};
+struct double_pair_plus {
+  TALLY_HOST_DEVICE double_pair operator()(const double_pair& p, const double_pair& q) const {
+    return {p.x + q.x, p.y + q.y};
+  }
+};
+
+// 12 bytes: an affine map and a count (four tagged quarters, scalar path).
 struct affine_count {
   std::uint32_t a, b, count;
 };
@@ -106,7 +128,8 @@ struct compose_count {
   }
 };
 
-// 64 bytes: 4x4 matrices of uint32 (wrap-around, exact) under the product.
+// 64 bytes: 4x4 matrices of uint32 (wrap-around, exact) under the product (three arrays,
+// format 32).
 struct mat4 {
   std::uint32_t m[16];
 };
@@ -170,7 +193,11 @@ TEST(SinglePass, EveryDescriptorFormat) {
   check_type<std::uint16_t, plus_u16>("uint16 plus (2 bytes)", 11);
   check_type<affine32, compose32>("affine32 compose (8-byte struct, non-commutative)", 12);
   check_type<affine_count, compose_count>("affine+count (12 bytes, non-commutative)", 13);
+  check_type<affine64, compose64>("affine64 compose (16 bytes, non-commutative)", 15);
   check_type<mat4, mat4_product>("mat4 product (64 bytes, non-commutative)", 14);
+  static_assert(sp::descriptor_format<affine32> == 8 && sp::descriptor_format<affine_count> == 16 &&
+                    sp::descriptor_format<affine64> == 16 && sp::descriptor_format<mat4> == 32,
+                "the formats the cases above are meant to cover");
 }
 
 // ---- alignment ----------------------------------------------------------------------------
@@ -517,6 +544,7 @@ TEST(SinglePass, PipelinedTiles) {
   check_pipelined_tiles<std::int64_t, tally::plus>("int64 plus", 123, true);
   check_pipelined_tiles<std::uint64_t, tally::minimum>("uint64 minimum", 124, false);
   check_pipelined_tiles<affine32, compose32>("affine32 compose (non-commutative)", 125, true);
+  check_pipelined_tiles<affine64, compose64>("affine64 compose (16 bytes, non-commutative)", 126, true);
 }
 
 // The stall test (above) for the pipelined kernel: its producer calls the hook right
@@ -531,6 +559,9 @@ TEST(SinglePass, PipelinedStallTest) {
   const auto want_d = reference_scan(hd, true, 0.5, tally::plus{});
   device_buffer<T> in(h), out(static_cast<std::size_t>(n));
   device_buffer<double> in_d(hd), out_d(hd.size());
+  const auto hw = bytes_random<affine64>(static_cast<std::size_t>(tiles * pl::tile_items<affine64>() - 5), 143);
+  const auto want_w = reference_scan(hw, false, affine64{}, compose64{});
+  device_buffer<affine64> in_w(hw), out_w(hw.size());
   for (const stall& s : stall_cases(tiles, 7u)) {
     for (bool deterministic : {false, true}) {
       SCOPED_TRACE(describe(s) + (deterministic ? " deterministic" : ""));
@@ -552,6 +583,13 @@ TEST(SinglePass, PipelinedStallTest) {
                                                tally::plus{}, o, s);
       TALLY_TEST_CUDA(cudaDeviceSynchronize());
       ASSERT_TRUE(matches(out_d.download(), want_d, hd.size()));
+      // 16-byte values (their four-quarter descriptors; not exact, so the deterministic
+      // look-back holds their windows)
+      out_w.poison();
+      pipelined_scan<pipelined_lookback, false>(in_w.data(), out_w.data(), static_cast<std::int64_t>(hw.size()),
+                                                affine64{}, compose64{}, o, s);
+      TALLY_TEST_CUDA(cudaDeviceSynchronize());
+      ASSERT_TRUE(matches(out_w.download(), want_w, hw.size())) << "affine64";
     }
   }
 }
@@ -583,6 +621,119 @@ TEST(SinglePass, PipelinedThroughThePublicScans) {
     TALLY_TEST_CUDA(cudaDeviceSynchronize());
     ASSERT_TRUE(matches(outi.download(), want, static_cast<std::size_t>(n))) << name_of(s);
   }
+}
+
+// 16-byte values through the public scans from the size where they switch to the pipelined
+// kernel: exactly for a non-commutative operator with both strategies, and the same bits
+// in every run for sums of doubles with options.deterministic (the chained scan's bits:
+// both run the pipelined kernel, whose tiles and association are the same).
+TEST(SinglePass, SixteenByteValuesThroughThePublicScans) {
+  static_assert(pl::stages_v<affine64> && !pl::stages_v<affine_count> && !pl::stages_v<mat4>,
+                "the pipelined kernel stages 16-byte values, not 12- or 64-byte ones");
+  const std::int64_t n = pl::min_bytes / 16 + 7;
+  const auto h = bytes_random<affine64>(static_cast<std::size_t>(n), 151);
+  const affine64 init{3, 5};
+  const auto want_i = reference_scan(h, false, init, compose64{});
+  const auto want_e = reference_scan(h, true, init, compose64{});
+  device_buffer<affine64> in(h), out(static_cast<std::size_t>(n + 1));
+  for (auto s : single_pass_strategies) {
+    out.poison();
+    tally::inclusive_scan(in.data(), out.data(), n, compose64{}, with_strategy(s));
+    TALLY_TEST_CUDA(cudaDeviceSynchronize());
+    ASSERT_TRUE(matches(out.download(), want_i, static_cast<std::size_t>(n))) << name_of(s) << " inclusive";
+    out.poison();
+    tally::exclusive_scan(in.data(), out.data(), n, init, compose64{}, with_strategy(s));
+    TALLY_TEST_CUDA(cudaDeviceSynchronize());
+    const auto got = out.download();
+    ASSERT_TRUE(matches(got, want_e, static_cast<std::size_t>(n))) << name_of(s) << " exclusive";
+    ASSERT_TRUE(device_buffer<affine64>::is_poison(got[static_cast<std::size_t>(n)]));
+  }
+  // deterministic sums of double pairs: run to run and against the chained scan
+  std::vector<double_pair> hp(static_cast<std::size_t>(n));
+  auto g = rng(152);
+  for (auto& p : hp) {
+    p.x = std::ldexp(static_cast<double>(g() % 2000001) - 1e6, -7);
+    p.y = static_cast<double>(g() % 1000) * 0.1;
+  }
+  device_buffer<double_pair> pin(hp), pout(static_cast<std::size_t>(n));
+  pout.poison();
+  tally::inclusive_scan(pin.data(), pout.data(), n, double_pair_plus{}, with_strategy(scan_strategy::chained));
+  TALLY_TEST_CUDA(cudaDeviceSynchronize());
+  const auto chained = pout.download();
+  for (int run = 0; run < 2; ++run) {
+    pout.poison();
+    tally::inclusive_scan(pin.data(), pout.data(), n, double_pair_plus{},
+                          with_strategy(scan_strategy::decoupled_lookback, true));
+    TALLY_TEST_CUDA(cudaDeviceSynchronize());
+    const auto got = pout.download();
+    ASSERT_EQ(std::memcmp(got.data(), chained.data(), got.size() * sizeof(double_pair)), 0) << "run " << run;
+  }
+  double x = 0, y = 0, worst = 0;
+  for (std::size_t i = 0; i < hp.size(); ++i) {
+    x += hp[i].x;
+    y += hp[i].y;
+    worst = std::max(worst, std::fabs(chained[i].x - x));
+    worst = std::max(worst, std::fabs(chained[i].y - y) / (1.0 + y));
+  }
+  EXPECT_LT(worst, 1e-3);  // (the x sums are exact: multiples of 2^-7 far below 2^53)
+}
+
+// The descriptors of 9-16-byte values (tile_state.cuh, format 16: four quarters, each the
+// tag and 32 bits of the value). One thread stores an aggregate, an inclusive value, an
+// aggregate overwritten by the inclusive value, an aggregate then cleared, and a torn
+// descriptor (its second 16-byte word from another write); then reads them in their
+// epoch and in the next (stale: invalid).
+template <class T>
+__global__ void quarter_descriptors_round_trip(sp::tile_descriptors<T> d, unsigned epoch, const T* stored,
+                                               T* read, unsigned* statuses) {
+  d.store(0, sp::make_tag(epoch, sp::status_aggregate), stored[0]);
+  d.store(1, sp::make_tag(epoch, sp::status_inclusive), stored[1]);
+  d.store(2, sp::make_tag(epoch, sp::status_aggregate), stored[0]);
+  d.store(2, sp::make_tag(epoch, sp::status_inclusive), stored[1]);
+  d.store(3, sp::make_tag(epoch, sp::status_aggregate), stored[0]);
+  d.clear(3);
+  d.store(4, sp::make_tag(epoch, sp::status_aggregate), stored[0]);
+  const unsigned long long inclusive_tag = static_cast<unsigned long long>(sp::make_tag(epoch, sp::status_inclusive))
+                                           << 32;
+  sp::store_relaxed_16(d.words + 4 * d.stride + 2, inclusive_tag | 1u, inclusive_tag | 2u);
+  for (int t = 0; t < 5; ++t) {
+    statuses[t] = d.load(t, epoch, read[t]);
+    T stale{};
+    statuses[5 + t] = d.load(t, epoch + 1, stale);
+  }
+}
+
+template <class T>
+void check_quarter_descriptors(const char* label, std::uint64_t salt) {
+  SCOPED_TRACE(label);
+  static_assert(sp::descriptor_format<T> == 16, "9-16-byte values take format 16");
+  const std::int64_t capacity = 5;
+  static_assert(sp::tile_descriptors<T>::bytes_per_tile == 128, "one descriptor a 128-byte line");
+  device_buffer<unsigned char> memory(sp::state_bytes<T>(capacity));
+  TALLY_TEST_CUDA(cudaMemset(memory.data(), 0x5A, sp::state_bytes<T>(capacity)));  // garbage
+  const auto d = sp::tile_state<T>::at(memory.data(), capacity).descriptors;
+  const std::vector<T> stored = bytes_random<T>(2, salt);
+  device_buffer<T> in(stored), read(5);
+  device_buffer<unsigned> statuses(10);
+  const unsigned epoch = 54321;
+  quarter_descriptors_round_trip<<<1, 1>>>(d, epoch, in.data(), read.data(), statuses.data());
+  TALLY_TEST_CUDA(cudaDeviceSynchronize());
+  const auto r = read.download();
+  const auto s = statuses.download();
+  EXPECT_EQ(s[0], sp::status_aggregate);
+  EXPECT_EQ(r[0], stored[0]);
+  EXPECT_EQ(s[1], sp::status_inclusive);
+  EXPECT_EQ(r[1], stored[1]);
+  EXPECT_EQ(s[2], sp::status_inclusive);
+  EXPECT_EQ(r[2], stored[1]);
+  EXPECT_EQ(s[3], sp::status_invalid);  // cleared
+  EXPECT_EQ(s[4], sp::status_invalid);  // torn: two writes' quarters
+  for (int t = 0; t < 5; ++t) EXPECT_EQ(s[5 + t], sp::status_invalid) << "tile " << t << " read in a later epoch";
+}
+
+TEST(SinglePass, QuarterDescriptorsOfSixteenByteValues) {
+  check_quarter_descriptors<affine64>("affine64 (16 bytes)", 161);
+  check_quarter_descriptors<affine_count>("affine+count (12 bytes)", 162);
 }
 
 // ---- the tile state ---------------------------------------------------------------------------

@@ -325,11 +325,15 @@ void equal_lengths_scan(const char* function, const Acc* in, Acc* out, std::int6
   tile_kernel<m>(function, in, out, n, source{{len}, segments}, init, op, o);
 }
 
-// Two columns of a 4-byte type (inner == 2): the pair of a row is one 8-byte element and
-// the operator applies column by column, so every line pair of a slice is ONE scan over
-// its rows. One slice: the single-pass scan of pairs; several: the tile kernel with
-// segments of len rows. Either runs at the full width of 16-byte vectors where the
-// strided kernel's tiles are two columns wide (docs/perf-notes.md).
+// Two columns of a 4- or 8-byte type (inner == 2): the pair of a row is one 8- or 16-byte
+// element and the operator applies column by column, so every line pair of a slice is ONE
+// scan over its rows. One slice: the single-pass scan of pairs; several (4-byte types
+// only): the tile kernel with segments of len rows. Either runs at the full width of
+// 16-byte vectors where the strided kernel's tiles are two columns wide
+// (docs/perf-notes.md). For 8-byte types the pairs' scan took 0.42-0.52x the strided
+// kernel's time from (2^21, 2) on, 0.65-0.75x at (2^16, 2)-(2^20, 2) (docs/perf-notes.md,
+// session 52); with several slices they stay on the strided kernel (the segmented
+// kernels of equal lengths take 4- and 8-byte values, not 16-byte pairs).
 template <class T>
 struct alignas(2 * sizeof(T)) column_pair {
   T column[2];
@@ -367,14 +371,18 @@ bool column_pairs(const char* function, const Acc* in, Acc* out, const axis_view
     }
     return true;
   }
-  if (!single_pass::aligned_16(in) || !single_pass::aligned_16(out)) return false;
-  equal_lengths_scan<Exclusive>(function, pairs_in, pairs_out, rows, v.len, v.outer, seed, pair_op, o);
-  return true;
+  if constexpr (sizeof(Acc) != 4) {
+    return false;  // (the strided kernel)
+  } else {
+    if (!single_pass::aligned_16(in) || !single_pass::aligned_16(out)) return false;
+    equal_lengths_scan<Exclusive>(function, pairs_in, pairs_out, rows, v.len, v.outer, seed, pair_op, o);
+    return true;
+  }
 }
 
 // Batched scans: along the last axis a segmented scan of equal lengths (a plain scan
-// when there is one line), along another axis the strided scan (two 4-byte columns:
-// a scan of column pairs).
+// when there is one line), along another axis the strided scan (two 4-byte columns, or
+// two 8-byte columns in one slice: a scan of column pairs).
 template <bool Exclusive, class Acc, class In, class Out, class Op>
 void batched(const char* function, In in, Out out, const axis_view& v, Acc init, Op op,
              const options& o) {
@@ -390,7 +398,7 @@ void batched(const char* function, In in, Out out, const axis_view& v, Acc init,
       tally::inclusive_scan(in, out, n, op, o);
     }
   } else if (v.inner > 1) {
-    if constexpr (sizeof(Acc) == 4 && segmented_offsets::acc_pointer_v<Acc, In> &&
+    if constexpr ((sizeof(Acc) == 4 || sizeof(Acc) == 8) && segmented_offsets::acc_pointer_v<Acc, In> &&
                   segmented_offsets::acc_pointer_v<Acc, Out>) {
       if (v.inner == 2 && column_pairs<Exclusive>(function, in, out, v, init, op, o)) return;
     }

@@ -91,7 +91,7 @@ std::size_t storage_bytes_with(std::int64_t n) {
 // this through dispatch(); tests and the bench may call it directly to instantiate one
 // pair only. Arguments are checked by the caller. Threads and Items apply to the
 // multi-pass strategies. The single-pass ones run the pipelined kernel for large scans of
-// 16-byte aligned pointers to 4- and 8-byte Acc (pipelined::takes), and otherwise
+// 16-byte aligned pointers to 4-, 8- and 16-byte Acc (pipelined::takes), and otherwise
 // single_pass_scan.cuh's kernel with single_pass::default_single_pass_tuning (call
 // single_pass::scan to override it); the look-back takes the one-block scan where one
 // block holds the whole input (one_block_scan.cuh), the small-n path where it applies,
@@ -121,13 +121,15 @@ void scan_with(const char* function, const char* storage_query, In in, Out out, 
         return;
       }
     }
-    if constexpr (single_pass::acc_pointers<Acc, In, Out>()) {
+    if constexpr (pipelined::acc_pointers<Acc, In, Out>()) {
       // large scans: persistent blocks that hide the wait for a prefix (pipelined_scan.cuh)
       if (pipelined::takes<Acc>(in, out, n)) {
         pipelined::scan<typename Strategy::pipelined_protocol_type, Exclusive, Acc>(
             function, storage_query, in, out, n, seed, op, o, {}, promised);
         return;
       }
+    }
+    if constexpr (single_pass::acc_pointers<Acc, In, Out>()) {
       if constexpr (Strategy::by_block) {
         // the default tiles by block where the device holds them all at once
         single_pass::scan<protocol, Exclusive, Acc, single_pass::default_single_pass_tuning<Acc>(),

@@ -158,8 +158,11 @@ constexpr std::int64_t tile_items() {
 }
 // The public scans' storage query counts the default tiles of single_pass_scan.cuh
 // (single_pass::public_storage_bytes); these tiles must need no more descriptors.
+using sixteen_bytes = single_pass::vector_of<float, 4>;  // (any 16-byte type: the same tiles)
 static_assert(tile_items<float>() >= single_pass::default_single_pass_tuning<float>().tile_items() &&
-                  tile_items<double>() >= single_pass::default_single_pass_tuning<double>().tile_items(),
+                  tile_items<double>() >= single_pass::default_single_pass_tuning<double>().tile_items() &&
+                  tile_items<sixteen_bytes>() >=
+                      single_pass::default_single_pass_tuning<sixteen_bytes>().tile_items(),
               "the storage query covers the pipelined scan's state");
 template <class Acc, pipelined_tuning Tune = default_tuning>
 constexpr unsigned tile_bytes() {
@@ -181,11 +184,29 @@ constexpr std::size_t ring_bytes() {
 // keeps giving its bits: both kernels fold the same tiles.)
 inline constexpr std::int64_t min_bytes = std::int64_t{1} << 25;
 
-// Whether the public scans take this kernel: pointers to Acc itself of a 4- or 8-byte
+// The values this kernel stages: 4 and 8 bytes (four or two a 16-byte vector), and 16
+// bytes (one a vector; added in session 52: the pipelined scan of 16-byte pairs took
+// ... the time of the tiles by block, docs/perf-notes.md).
+template <class Acc>
+inline constexpr bool stages_v =
+    single_pass::vectorisable_v<Acc> || (std::is_trivially_copyable_v<Acc> && sizeof(Acc) == 16);
+
+// Both pointers to Acc itself, of a type this kernel stages.
+template <class Acc, class In, class Out>
+constexpr bool acc_pointers() {
+  if constexpr (std::is_pointer_v<In> && std::is_pointer_v<Out>) {
+    using in_t = std::remove_cv_t<std::remove_pointer_t<In>>;
+    return stages_v<Acc> && std::is_same_v<in_t, Acc> && std::is_same_v<std::remove_pointer_t<Out>, Acc>;
+  } else {
+    return false;
+  }
+}
+
+// Whether the public scans take this kernel: pointers to Acc itself of a 4-, 8- or 16-byte
 // type, both 16-byte aligned, and at least min_bytes of data.
 template <class Acc, class In, class Out>
 bool takes(In in, Out out, std::int64_t n) {
-  if constexpr (single_pass::acc_pointers<Acc, In, Out>()) {
+  if constexpr (acc_pointers<Acc, In, Out>()) {
     return n >= min_bytes / static_cast<std::int64_t>(sizeof(Acc)) && single_pass::aligned_16(in) &&
            single_pass::aligned_16(out);
   } else {
@@ -792,7 +813,7 @@ template <class Protocol, bool Exclusive, class Acc, class Op, class Hook = sing
 void scan(const char* function, const char* storage_query, const Acc* in, Acc* out, std::int64_t n,
           seed_value<Acc, Exclusive> seed, Op op, const options& o, Hook hook = {},
           std::size_t promised_storage = 0) {
-  static_assert(single_pass::vectorisable_v<Acc>, "the pipelined scan takes 4- and 8-byte values");
+  static_assert(stages_v<Acc>, "the pipelined scan takes 4-, 8- and 16-byte values");
   if (n == 0) return;
   using program = plain_tiles<Exclusive, Acc, Op, default_tuning.compute_threads, default_tuning.rows,
                               default_tuning.stages>;

@@ -385,14 +385,25 @@ TALLY_DEVICE TALLY_FORCEINLINE void apply_prefix(const maybe<Acc>& p, Acc (&item
   }
 }
 
-// c ? x : y for the 4- and 8-byte values of staged tiles, as one selp instruction: the
-// compiler cannot turn it into a branch (pipelined_scan.cuh, with_local_prefix, says
-// what such a branch cost; the segmented tile kernel uses it too).
+// c ? x : y for the 4-, 8- and 16-byte values of staged tiles, as selp instructions (one
+// per 8 bytes): the compiler cannot turn it into a branch (pipelined_scan.cuh,
+// with_local_prefix, says what such a branch cost; the segmented tile kernel uses it too).
 template <class Acc>
 TALLY_DEVICE TALLY_FORCEINLINE Acc select_value(bool c, const Acc& x, const Acc& y) {
-  static_assert(sizeof(Acc) == 4 || sizeof(Acc) == 8, "staged tiles hold 4- or 8-byte values");
+  static_assert(sizeof(Acc) == 4 || sizeof(Acc) == 8 || sizeof(Acc) == 16,
+                "staged tiles hold 4-, 8- or 16-byte values");
   Acc result;
-  if constexpr (sizeof(Acc) == 4) {
+  if constexpr (sizeof(Acc) == 16) {
+    unsigned long long xb[2], yb[2], rb[2];
+    std::memcpy(xb, &x, 16);
+    std::memcpy(yb, &y, 16);
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      asm("{ .reg .pred c; setp.ne.u32 c, %1, 0; selp.b64 %0, %2, %3, c; }"
+          : "=l"(rb[h]) : "r"(static_cast<unsigned>(c)), "l"(xb[h]), "l"(yb[h]));
+    }
+    std::memcpy(&result, rb, 16);
+  } else if constexpr (sizeof(Acc) == 4) {
     unsigned xb, yb, rb;
     std::memcpy(&xb, &x, 4);
     std::memcpy(&yb, &y, 4);

@@ -42,7 +42,11 @@
 //   (head, 5..8-byte value) pairs of the segmented scans: the 5..8-byte format's word
 //               with the value, the head in the status (status 3: an aggregate with a
 //               head; at tile_descriptors<P, 9>).
-//   > 8 bytes   a tag array and two value arrays (aggregate, inclusive: a reader of an
+//   9..16 bytes four 8-byte quarters, each (tag << 32 | 32 value bits), 32 bytes one to
+//               a 128-byte line, written with two 16-byte stores; a reader loads both
+//               halves (one round trip: the loads are independent) and accepts the
+//               quarters only when all four carry the same tag, as for 5..8 bytes.
+//   > 16 bytes  a tag array and two value arrays (aggregate, inclusive: a reader of an
 //               aggregate must never see it overwritten by the inclusive value). The
 //               writer stores the value, then the tag with RELEASE semantics; a reader
 //               loads the tag with ACQUIRE semantics, then the value: the release/acquire
@@ -169,22 +173,23 @@ TALLY_DEVICE inline ticket draw_ticket(unsigned long long* header, std::int64_t 
 
 // ---- descriptor formats ------------------------------------------------------------------
 // The format of a tile's descriptor, by the width of its value: 4 (one 8-byte word), 8 (one
-// 16-byte word), 16 (three arrays); and 9 for the segmented scans' (head, value) pairs of
-// 5-8-byte values, 16 bytes and more as a pair: format 8's word, the head in the status.
+// 16-byte word), 16 (two 16-byte words), 32 (three arrays); and 9 for the segmented scans'
+// (head, value) pairs of 5-8-byte values, 16 bytes and more as a pair: format 8's word, the
+// head in the status.
 template <class T>
 struct wide_pair : std::false_type {};
 template <class T>
 struct wide_pair<::tally::flagged<T>> : std::bool_constant<(sizeof(T) > 4 && sizeof(T) <= 8)> {};
 template <class T>
 inline constexpr int descriptor_format =
-    wide_pair<T>::value ? 9 : sizeof(T) <= 4 ? 4 : sizeof(T) <= 8 ? 8 : 16;
+    wide_pair<T>::value ? 9 : sizeof(T) <= 4 ? 4 : sizeof(T) <= 8 ? 8 : sizeof(T) <= 16 ? 16 : 32;
 
-// Where the descriptors of formats 4 and 8 sit: one to a 128-byte line (the single-pass
+// Where the descriptors of formats 4, 8 and 16 sit: one to a 128-byte line (the single-pass
 // scans, whose tiles in flight all poll the few newest descriptors: tile_descriptors<T, 4>
-// and <T, 8>), or packed 16 (8) to a line, for readers that take many neighbouring
+// and <T, 8>), or packed 16 (8, 4) to a line, for readers that take many neighbouring
 // descriptors in one load (the batched scans' columns, strided_scan.cuh; the reduce's
-// finish, single_pass_reduction.cuh), which would read 16 (8) times the lines spread out.
-// Format 16 is always packed.
+// finish, single_pass_reduction.cuh), which would read 16 (8, 4) times the lines spread
+// out. Format 32 is always packed.
 enum class spacing { one_per_line, packed };
 
 template <class T, spacing S = spacing::one_per_line, int Format = descriptor_format<T>>
@@ -266,8 +271,8 @@ struct tile_descriptors<T, S, 8> {
 // status_aggregate for it, and the head. (Where an inclusive value's head would be false,
 // a segmented reduce whose first segment starts past element 0, it reads as true: a
 // prefix's head changes no value under segmented_op, only the head of what follows it.)
-// As a pair these take 16 bytes, format 16: three packed arrays, a poll that reads the tag
-// and then the value. With this format their segmented scans took 17-24% less time with
+// As a pair these would take 16 bytes, then format 32: three packed arrays, a poll that
+// reads the tag and then the value. With this format their segmented scans took 17-24% less time with
 // one segment on an H200, 15-18% with segments of 2^16 and 6-11% with segments of 32
 // (docs/perf-notes.md, session 47). Session 46 measured the same for pairs of 4-byte
 // values (an 8-byte word in place of format 8's 16 bytes): no gain, so those stay format 8.
@@ -295,9 +300,61 @@ struct tile_descriptors<P, S, 9> {
   TALLY_DEVICE void clear(std::int64_t tile) const { word.clear(tile); }
 };
 
-// More than 8 bytes: tags, aggregates and inclusive values in three arrays.
+// 9 to 16 bytes: two 16-byte words per tile, format 8's word twice: four 8-byte quarters,
+// each the tag and 32 bits of the value, alone in a 128-byte line (`stride` 8-byte words
+// apart) like formats 4 and 8. A reader's two 16-byte loads are independent, so a poll is
+// one round trip, and so is a publication (two stores, no ordering between them). Each
+// quarter is single-copy atomic (8 bytes); a reader accepts the quarters only when all four
+// carry the same tag: a tile writes at most one aggregate and one inclusive value in an
+// epoch, so one tag (epoch and status) names one write, and quarters of one tag are that
+// write's whatever order they landed in. Until session 52 these values took format 32
+// (three packed arrays, a poll that reads the tag, then the value: two round trips, and the
+// tags of all tiles in flight in a few lines); the pipelined scan of 16-byte pairs took
+// ... (docs/perf-notes.md, session 52).
 template <class T, spacing S>
 struct tile_descriptors<T, S, 16> {
+  static_assert(std::is_trivially_copyable_v<T>, "tile values must be trivially copyable");
+  unsigned long long* words = nullptr;  // tile t's four words at words[t * stride], 16-byte aligned
+
+  static constexpr std::int64_t stride = S == spacing::one_per_line ? 16 : 4;
+  static constexpr std::size_t bytes_per_tile = 8 * stride;
+  static tile_descriptors at(unsigned char* p, std::int64_t) {
+    return {reinterpret_cast<unsigned long long*>(p)};
+  }
+
+  TALLY_DEVICE void store(std::int64_t tile, unsigned tag, const T& value) const {
+    unsigned bits[4] = {0, 0, 0, 0};
+    memcpy(bits, &value, sizeof(T));
+    const unsigned long long t = static_cast<unsigned long long>(tag) << 32;
+    unsigned long long* w = words + tile * stride;
+    store_relaxed_16(w, t | bits[0], t | bits[1]);
+    store_relaxed_16(w + 2, t | bits[2], t | bits[3]);
+  }
+  TALLY_DEVICE tile_status load(std::int64_t tile, unsigned epoch, T& value) const {
+    unsigned long long q[4];
+    const unsigned long long* w = words + tile * stride;
+    load_relaxed_16(w, q[0], q[1]);
+    load_relaxed_16(w + 2, q[2], q[3]);
+    const unsigned bits[4] = {static_cast<unsigned>(q[0]), static_cast<unsigned>(q[1]),
+                              static_cast<unsigned>(q[2]), static_cast<unsigned>(q[3])};
+    memcpy(&value, bits, sizeof(T));
+    const auto tag = static_cast<unsigned>(q[0] >> 32);
+    if (tag != static_cast<unsigned>(q[1] >> 32) || tag != static_cast<unsigned>(q[2] >> 32) ||
+        tag != static_cast<unsigned>(q[3] >> 32)) {
+      return status_invalid;  // torn: read again
+    }
+    return status_of(tag, epoch);
+  }
+  TALLY_DEVICE void clear(std::int64_t tile) const {
+    unsigned long long* w = words + tile * stride;
+    store_relaxed_16(w, 0ull, 0ull);
+    store_relaxed_16(w + 2, 0ull, 0ull);
+  }
+};
+
+// More than 16 bytes: tags, aggregates and inclusive values in three arrays.
+template <class T, spacing S>
+struct tile_descriptors<T, S, 32> {
   static_assert(std::is_trivially_copyable_v<T>, "tile values must be trivially copyable");
   unsigned* tags = nullptr;
   T* aggregates = nullptr;
@@ -349,7 +406,7 @@ struct tile_descriptors<T, S, 16> {
 template <class T, spacing S = spacing::one_per_line>
 constexpr std::size_t state_bytes(std::int64_t capacity) {
   using d = tile_descriptors<T, S>;
-  if constexpr (descriptor_format<T> == 16) {
+  if constexpr (descriptor_format<T> == 32) {
     return storage_alignment + d::tags_bytes(capacity) + 2 * d::values_bytes(capacity);
   } else {
     return storage_alignment + round_up_storage(static_cast<std::size_t>(capacity) * d::bytes_per_tile);
@@ -358,7 +415,7 @@ constexpr std::size_t state_bytes(std::int64_t capacity) {
 
 // The registry's buffers are told apart by this: one per layout of the tags.
 template <class T, spacing S = spacing::one_per_line>
-inline constexpr int state_layout = descriptor_format<T> != 16 && S == spacing::one_per_line
+inline constexpr int state_layout = descriptor_format<T> != 32 && S == spacing::one_per_line
                                         ? descriptor_format<T> * 16
                                         : descriptor_format<T>;
 
@@ -428,7 +485,8 @@ class tile_state_registry {
   // and a clearing call clears only the places of its own layout's tags). Types of one
   // layout share a buffer: tags are at the same places in all of them (formats 4 and 8:
   // the high half of each word, of every `stride`-th word (pair of words) where they are
-  // spread; format 16: the tag array first), and a buffer too small for a larger type is
+  // spread; format 16: the high half of each of the first four words of every `stride`;
+  // format 32: the tag array first), and a buffer too small for a larger type is
   // replaced by a new, zeroed one.
   template <class BytesFor>
   lease acquire(const char* function, cudaStream_t stream, std::int64_t tiles, int layout,
