@@ -185,8 +185,8 @@ constexpr std::size_t ring_bytes() {
 inline constexpr std::int64_t min_bytes = std::int64_t{1} << 25;
 
 // The values this kernel stages: 4 and 8 bytes (four or two a 16-byte vector), and 16
-// bytes (one a vector; added in session 52: the pipelined scan of 16-byte pairs took
-// ... the time of the tiles by block, docs/perf-notes.md).
+// bytes (one a vector; since session 52: at 128 MiB-1 GiB of 16-byte column pairs
+// 1.24-1.30x the copy, where the tiles by ticket took 2.6x; H200, docs/perf-notes.md).
 template <class Acc>
 inline constexpr bool stages_v =
     single_pass::vectorisable_v<Acc> || (std::is_trivially_copyable_v<Acc> && sizeof(Acc) == 16);
