@@ -330,9 +330,9 @@ void equal_lengths_scan(const char* function, const Acc* in, Acc* out, std::int6
 // scan over its rows. One slice: the single-pass scan of pairs; several (4-byte types
 // only): the tile kernel with segments of len rows. Either runs at the full width of
 // 16-byte vectors where the strided kernel's tiles are two columns wide
-// (docs/perf-notes.md). For 8-byte types the pairs' scan took 0.42-0.52x the strided
-// kernel's time from (2^21, 2) on, 0.65-0.75x at (2^16, 2)-(2^20, 2) (docs/perf-notes.md,
-// session 52); with several slices they stay on the strided kernel (the segmented
+// (docs/perf-notes.md). For 8-byte types the pairs' scan took 0.52-0.61x the strided
+// kernel's time from (2^21, 2) on, 0.65-0.76x at (2^16, 2)-(2^20, 2) (H200;
+// docs/perf-notes.md, session 52); with several slices they stay on the strided kernel (the segmented
 // kernels of equal lengths take 4- and 8-byte values, not 16-byte pairs).
 template <class T>
 struct alignas(2 * sizeof(T)) column_pair {

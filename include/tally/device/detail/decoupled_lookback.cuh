@@ -94,10 +94,10 @@ TALLY_DEVICE Acc* held_storage() {
 // - wider values: a 16-byte word a descriptor (or more), so a slot costs 2-4 times the
 //   registers: one slot per lane (a window of 32 tiles), and up to
 //   WideDeterministicHeldTiles aggregates held (the banner; at most HeldBytes of static
-//   shared memory a kernel, 4 KiB by default). The registers a wide window took from the deterministic double scan
-//   kept it to 2 blocks of 256 threads per SM, too few for its 2^20 values' tiles by
-//   block; without the held windows a 32-tile window would let the frontier of inclusive
-//   tiles advance by 32 tiles per round trip.
+//   shared memory a kernel, 4 KiB by default). The registers a wide window took from the
+//   deterministic double scan kept it to 2 blocks of 256 threads per SM, too few for its
+//   2^20 values' tiles by block; without the held windows a 32-tile window would let the
+//   frontier of inclusive tiles advance by 32 tiles per round trip.
 template <int SlotsPerLane, int DeterministicSlotsPerLane, class Delays,
           std::int64_t EagerTiles = 1024, int WideDeterministicHeldTiles = 512, int HeldBytes = 4096>
 struct basic_protocol {
@@ -289,9 +289,9 @@ struct basic_protocol {
 using protocol = basic_protocol<1, 4, delays<1200, 600>>;
 // The same for the pipelined kernel (pipelined_scan.cuh), with half the held windows of
 // wide values (at most 256 tiles and 2 KiB: 256 doubles, 128 16-byte values): its 9-row
-// tiles leave room for 3 blocks a SM only with these. Its deterministic double scan at 2^27 on an H200: 92.2% of the copy,
-// against 90.2% with 8-row tiles and 4 KiB held and 82.7% with 9 rows and 4 KiB (2 blocks
-// a SM; docs/perf-notes.md, session 44). The bits are the same whatever the held windows:
+// tiles leave room for 3 blocks a SM only with these. Its deterministic double scan at
+// 2^27 on an H200: 92.2% of the copy, against 90.2% with 8-row tiles and 4 KiB held and
+// 82.7% with 9 rows and 4 KiB (2 blocks a SM; docs/perf-notes.md, session 44). The bits are the same whatever the held windows:
 // the fold is strictly left to right either way (the banner).
 using pipelined_protocol = basic_protocol<1, 4, delays<1200, 600>, 1024, 256, 2048>;
 

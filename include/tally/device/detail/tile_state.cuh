@@ -272,9 +272,9 @@ struct tile_descriptors<T, S, 8> {
 // a segmented reduce whose first segment starts past element 0, it reads as true: a
 // prefix's head changes no value under segmented_op, only the head of what follows it.)
 // As a pair these would take 16 bytes, then format 32: three packed arrays, a poll that
-// reads the tag and then the value. With this format their segmented scans took 17-24% less time with
-// one segment on an H200, 15-18% with segments of 2^16 and 6-11% with segments of 32
-// (docs/perf-notes.md, session 47). Session 46 measured the same for pairs of 4-byte
+// reads the tag and then the value. With this format their segmented scans took 17-24%
+// less time with one segment on an H200, 15-18% with segments of 2^16 and 6-11% with
+// segments of 32 (docs/perf-notes.md, session 47). Session 46 measured the same for pairs of 4-byte
 // values (an 8-byte word in place of format 8's 16 bytes): no gain, so those stay format 8.
 template <class P, spacing S>
 struct tile_descriptors<P, S, 9> {
