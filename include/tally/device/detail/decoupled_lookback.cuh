@@ -291,8 +291,9 @@ using protocol = basic_protocol<1, 4, delays<1200, 600>>;
 // wide values (at most 256 tiles and 2 KiB: 256 doubles, 128 16-byte values): its 9-row
 // tiles leave room for 3 blocks a SM only with these. Its deterministic double scan at
 // 2^27 on an H200: 92.2% of the copy, against 90.2% with 8-row tiles and 4 KiB held and
-// 82.7% with 9 rows and 4 KiB (2 blocks a SM; docs/perf-notes.md, session 44). The bits are the same whatever the held windows:
-// the fold is strictly left to right either way (the banner).
+// 82.7% with 9 rows and 4 KiB (2 blocks a SM; docs/perf-notes.md, session 44). The bits
+// are the same whatever the held windows: the fold is strictly left to right either way
+// (the banner).
 using pipelined_protocol = basic_protocol<1, 4, delays<1200, 600>, 1024, 256, 2048>;
 
 // The strategy as dispatch.cuh sees it.

@@ -311,7 +311,7 @@ struct tile_descriptors<P, S, 9> {
 // (three packed arrays, a poll that reads the tag, then the value: two round trips, and the
 // tags of all tiles in flight in a few lines); with these, the pipelined kernel over 16-byte
 // column pairs went from 1.47-1.57x the copy to 1.24-1.32x from 128 MiB, and the kernel of
-// one tile a ticket took 25-30% less time at 16 MiB (H200; docs/perf-notes.md, session 52).
+// one tile a ticket took 23-30% less time at 16 MiB (H200; docs/perf-notes.md, session 52).
 template <class T, spacing S>
 struct tile_descriptors<T, S, 16> {
   static_assert(std::is_trivially_copyable_v<T>, "tile values must be trivially copyable");
