@@ -226,31 +226,37 @@ TEST(SegmentedBatchedVector, DeterministicFloatLines) { check_deterministic<floa
 TEST(SegmentedBatchedVector, DeterministicDoubleLines) { check_deterministic<double>(deterministic_lines()); }
 
 // ---- the pipelined column tiles (pipelined_columns.cuh) ----------------------------------------
-// The public scans take them only from 16 MiB of data on (rows of exactly 128 bytes, at
-// most 64 lines): one public case each for 4- and 8-byte values in full mode (with
-// options.deterministic, the 8-byte floats keep columns_kernel), and the kernel called
-// directly at every edge: a line shorter than a tile, exactly one, one tile and a row, a
-// partial last tile, several lines, more tiles than the device holds blocks at once, in
-// place; plus, float and double (small integers: exact), int64, and the non-commutative
-// affine maps; and a stall test.
+// The public scans take them only from 16 MiB of data on (rows of whole 128-byte lines, at
+// most 64 chains): public cases for 4- and 8-byte values, rows of one line and of two, in
+// full mode (with options.deterministic, the 8-byte floats keep columns_kernel), and the
+// kernel called directly at every edge: a line shorter than a tile, exactly one, one tile
+// and a row, a partial last tile, several lines, more tiles than the device holds blocks at
+// once, in place; each in rows of one line (a bulk copy a tile) and of two or three (a
+// tensor copy a tile: column groups); plus, float and double (small integers: exact),
+// int64, and the non-commutative affine maps; and a stall test.
 namespace pc = tally::detail::pipelined_columns;
 
 template <bool Exclusive, class T, class Op, class Hook = tally::detail::single_pass::no_stall>
-void pipelined_columns_scan(const T* in, T* out, i64 outer, i64 len, const T& init, Op op, Hook hook = {}) {
-  pc::scan<Exclusive, T>("pipelined columns test", in, out, outer, len, pc::width<T>,
-                         tally::detail::make_seed<T, Exclusive>(init), op, tally::options{}, hook);
+void pipelined_columns_scan(const T* in, T* out, i64 outer, i64 len, const T& init, Op op, Hook hook = {},
+                            i64 groups = 1) {
+  ASSERT_TRUE((pc::scan<Exclusive, T>("pipelined columns test", in, out, outer, len, groups * pc::width<T>,
+                                      tally::detail::make_seed<T, Exclusive>(init), op, tally::options{}, hook)))
+      << "the tensor map of rows of " << groups << " lines was refused";
 }
 
 // tiles of the largest case: more than an H100 or H200 holds blocks at once (3 per SM)
 i64 many_tiles() { return quick() ? 420 : 1400; }
 
+// (rows of `groups` lines: inner = groups x W; the shapes' sizes shrink with groups, so
+// that each fits the input of pipelined_columns_input)
 template <class T, class Op>
-void check_pipelined_columns(const std::vector<T>& h, const T& init, Op op) {
-  constexpr i64 W = pc::width<T>;
+void check_pipelined_columns(const std::vector<T>& h, const T& init, Op op, i64 groups = 1) {
+  const i64 W = groups * pc::width<T>;  // the row: `groups` column groups
   const i64 rows = pc::tile_rows;
+  const i64 longest = many_tiles() / groups * rows - 13;
   const std::vector<std::pair<i64, i64>> shapes = {  // (outer, len)
       {1, 100}, {1, rows}, {1, rows + 1}, {1, 1000}, {3, 777}, {2, 16 * rows}, {5, 3 * rows - 1},
-      {1, many_tiles() * rows - 13}};
+      {1, longest}};
   const device_buffer<T> in(h);
   device_buffer<T> out(h.size());
   std::vector<T> want(h.size());
@@ -261,10 +267,10 @@ void check_pipelined_columns(const std::vector<T>& h, const T& init, Op op) {
     for (const bool exclusive : {false, true}) {
       out.poison();
       if (exclusive) {
-        pipelined_columns_scan<true>(in.data(), out.data(), outer, len, init, op);
+        pipelined_columns_scan<true>(in.data(), out.data(), outer, len, init, op, {}, groups);
         seq::exclusive_scan_batched(h.begin(), want.begin(), std::span<const i64>(shape), 1, init, op);
       } else {
-        pipelined_columns_scan<false>(in.data(), out.data(), outer, len, init, op);
+        pipelined_columns_scan<false>(in.data(), out.data(), outer, len, init, op, {}, groups);
         seq::inclusive_scan_batched(h.begin(), want.begin(), std::span<const i64>(shape), 1, op);
       }
       TALLY_TEST_CUDA(cudaDeviceSynchronize());
@@ -278,13 +284,12 @@ void check_pipelined_columns(const std::vector<T>& h, const T& init, Op op) {
     }
   }
   // in place, the largest shape
-  const i64 len = many_tiles() * rows - 13;
-  const std::vector<i64> shape = {1, len, W};
+  const std::vector<i64> shape = {1, longest, W};
   device_buffer<T> work(h);
-  pipelined_columns_scan<true>(work.data(), work.data(), 1, len, init, op);
+  pipelined_columns_scan<true>(work.data(), work.data(), 1, longest, init, op, {}, groups);
   seq::exclusive_scan_batched(h.begin(), want.begin(), std::span<const i64>(shape), 1, init, op);
   TALLY_TEST_CUDA(cudaDeviceSynchronize());
-  const std::vector<T> got = work.download(static_cast<std::size_t>(len * W));
+  const std::vector<T> got = work.download(static_cast<std::size_t>(longest * W));
   for (std::size_t i = 0; i < got.size(); ++i) {
     ASSERT_TRUE(got[i] == want[i]) << "in place: element " << i;
   }
@@ -315,27 +320,41 @@ TEST(SegmentedBatchedVector, PipelinedColumns) {
   check_pipelined_columns(pipelined_columns_input<affine32>(16), affine32{3, 5}, compose32{});
 }
 
+// Rows of two and three 128-byte lines: each tile a box of the tensor map (column groups,
+// each a chain of its own beside the outer slices).
+TEST(SegmentedBatchedVector, PipelinedColumnGroups) {
+  check_pipelined_columns(pipelined_columns_input<std::int32_t>(41), std::int32_t{7}, tally::plus{}, 2);
+  check_pipelined_columns(pipelined_columns_input<float>(42), 7.0f, tally::plus{}, 3);
+  check_pipelined_columns(pipelined_columns_input<std::int64_t>(43), std::int64_t{-3}, tally::plus{}, 2);
+  check_pipelined_columns(pipelined_columns_input<double>(44), 0.5, tally::plus{}, 3);
+  check_pipelined_columns(pipelined_columns_input<affine16>(45), affine16{3, 5}, compose16{}, 2);
+  check_pipelined_columns(pipelined_columns_input<affine32>(46), affine32{3, 5}, compose32{}, 3);
+}
+
 // The stall test for this kernel: the producer calls the hook right after drawing a
 // tile's ticket, before the tile's copy starts; the tiles below a delayed one must wait
-// for it (one chain: every tile looks back through the ones above it).
+// for it (one chain: every tile looks back through the ones above it; rows of two lines:
+// two chains, tickets alternating between them).
 TEST(SegmentedBatchedVector, PipelinedColumnsStallTest) {
   using T = std::int32_t;
-  constexpr i64 W = pc::width<T>;
   const i64 tiles = many_tiles();
-  const i64 len = tiles * pc::tile_rows - 5;
   const std::vector<T> h = pipelined_columns_input<T>(21);
-  const std::vector<i64> shape = {len, W};
-  std::vector<T> want(static_cast<std::size_t>(len * W));
-  seq::inclusive_scan_batched(h.begin(), want.begin(), std::span<const i64>(shape), 0, tally::plus{});
   const device_buffer<T> in(h);
   device_buffer<T> out(h.size());
-  for (const stall& s : stall_cases(tiles, 7u)) {
-    SCOPED_TRACE(describe(s));
-    out.poison();
-    pipelined_columns_scan<false>(in.data(), out.data(), 1, len, T{0}, tally::plus{}, s);
-    TALLY_TEST_CUDA(cudaDeviceSynchronize());
-    const std::vector<T> got = out.download(want.size());
-    for (std::size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], want[i]) << "element " << i;
+  for (const i64 groups : {1, 2}) {
+    const i64 W = groups * pc::width<T>;
+    const i64 len = tiles / groups * pc::tile_rows - 5;
+    const std::vector<i64> shape = {len, W};
+    std::vector<T> want(static_cast<std::size_t>(len * W));
+    seq::inclusive_scan_batched(h.begin(), want.begin(), std::span<const i64>(shape), 0, tally::plus{});
+    for (const stall& s : stall_cases(tiles, 7u)) {
+      SCOPED_TRACE(describe(s) + ", rows of " + std::to_string(groups) + " lines");
+      out.poison();
+      pipelined_columns_scan<false>(in.data(), out.data(), 1, len, T{0}, tally::plus{}, s, groups);
+      TALLY_TEST_CUDA(cudaDeviceSynchronize());
+      const std::vector<T> got = out.download(want.size());
+      for (std::size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], want[i]) << "element " << i;
+    }
   }
 }
 
@@ -347,10 +366,12 @@ TEST(SegmentedBatchedVector, PipelinedColumnsPublic) {
   std::mt19937_64 g(31);
   std::vector<std::int32_t> hi(static_cast<std::size_t>(rows * 32));
   for (auto& x : hi) x = static_cast<std::int32_t>(static_cast<int>(g() % 201) - 100);
-  check_cases<std::int32_t>({{{rows, 32}, 0}, {{2, rows / 2, 32}, 1}}, hi, 7, tally::plus{});
-  std::vector<double> hd(static_cast<std::size_t>(rows * 16));
+  // rows of one line, then of two (column groups: (rows / 2, 64) int32 and (rows, 32) double)
+  check_cases<std::int32_t>({{{rows, 32}, 0}, {{2, rows / 2, 32}, 1}, {{rows / 2, 64}, 0}}, hi, 7,
+                            tally::plus{});
+  std::vector<double> hd(static_cast<std::size_t>(rows * 32));
   for (auto& x : hd) x = static_cast<double>(static_cast<int>(g() % 201) - 100);
-  check_cases<double>({{{rows, 16}, 0}, {{3, rows / 3, 16}, 1}}, hd, 0.5, tally::plus{});
+  check_cases<double>({{{rows, 16}, 0}, {{3, rows / 3, 16}, 1}, {{rows, 32}, 0}}, hd, 0.5, tally::plus{});
 }
 
 // ---- the deterministic reduce-then-scan (columns_reduce_then_scan.cuh) ------------------------

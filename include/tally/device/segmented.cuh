@@ -402,12 +402,14 @@ void batched(const char* function, In in, Out out, const axis_view& v, Acc init,
                   segmented_offsets::acc_pointer_v<Acc, Out>) {
       if (v.inner == 2 && column_pairs<Exclusive>(function, in, out, v, init, op, o)) return;
     }
-    // rows of one 128-byte line in few long lines: the pipelined column tiles
+    // rows of whole 128-byte lines in few long chains: the pipelined column tiles (false:
+    // the driver refused the tensor map of rows of several lines, nothing launched)
     if (pipelined_columns::takes<Acc>(in, out, v.outer, v.len, v.inner, o)) {
       if constexpr (strided::columns_take_v<Acc, In, Out>) {
-        pipelined_columns::scan<Exclusive, Acc>(function, in, out, v.outer, v.len, v.inner,
-                                                make_seed<Acc, Exclusive>(init), op, o);
-        return;
+        if (pipelined_columns::scan<Exclusive, Acc>(function, in, out, v.outer, v.len, v.inner,
+                                                    make_seed<Acc, Exclusive>(init), op, o)) {
+          return;
+        }
       }
     }
     // deterministic floats in few long chains of column tiles: reduce-then-scan

@@ -1,6 +1,7 @@
 // tally/device/detail/pipelined_columns.cuh -- the batched scan along a non-last axis of
-// rows of exactly 128 bytes in few, long lines, e.g. (2^20, 32) int32 along axis 0:
-// strided_scan.cuh's column tiles on pipelined_scan.cuh's pipeline.
+// rows of one or a few 128-byte lines in few, long lines, e.g. (2^20, 32) int32 or
+// (2^20, 32) int64 along axis 0: strided_scan.cuh's column tiles on pipelined_scan.cuh's
+// pipeline.
 //
 // Why. columns_kernel (strided_scan.cuh) runs one block per tile: the block loads its
 // tile, waits for every column's prefix, then stores, and holds the tile all the while.
@@ -17,8 +18,14 @@
 //
 // A tile's total is not one value but one per column: W = 128 bytes / sizeof(Acc)
 // columns (32 4-byte or 16 8-byte ones), a row of the array being one 128-byte line.
-//   - A tile is 256 consecutive rows of one outer slice, 32 KiB, contiguous in memory:
-//     the producer copies it with one bulk copy, as in pipelined_scan.cuh. A partial last
+//   - A tile is 256 consecutive rows of one column group (W columns, the row's 128-byte
+//     line number `group`) of one outer slice, 32 KiB. In rows of exactly one line
+//     (inner == W) it is contiguous in memory and the producer copies it with one bulk
+//     copy, as in pipelined_scan.cuh; in rows of several lines (inner a multiple of W)
+//     its lines lie a row pitch apart, and the producer copies it with one 2-D tensor
+//     copy (tensor_map.cuh: the TMA unit walks the rows), which lands the same dense
+//     256 x 128-byte tile in the stage. Each column group is a chain of its own (chains =
+//     outer x groups), with descriptors of its own, exactly as outer slices are. A partial last
 //     chunk of a line (rows past its end) is loaded by the compute threads themselves,
 //     the last row repeated (defined padding, never stored). Tiles are strided_scan.cuh's
 //     column_geometry with 8 column words; tickets are chunk-major as there, so the tile
@@ -53,11 +60,13 @@
 // copy on one chain, against columns_kernel's 3.8-4.0x (docs/perf-notes.md, "Version 9").
 //
 // Applies (takes, below) to 16-byte aligned pointers to 4- and 8-byte values in rows of
-// exactly 128 bytes (inner == W), lines longer than one tile, at most max_chains
-// lines and at least min_bytes of data; anything else keeps strided_scan.cuh
-// (with rows of several lines, e.g. (16384, 4096) along axis 0, 128 chains of 32-column
-// tiles, a version that copied a tile row by row was no faster than columns_kernel: 1.22x
-// the copy against 1.21x, with 16-byte cp.async copies; 2.1x with a bulk copy a row).
+// whole 128-byte lines (inner a multiple of W), lines longer than one tile, at most
+// max_chains chains (outer x inner / W) and at least min_bytes of data; anything else
+// keeps strided_scan.cuh. (Rows of several lines were first tried in session 23 with the
+// tile copied row by row, on (16384, 4096) along axis 0, 128 chains of 32-column tiles:
+// no faster than columns_kernel, 1.22x the copy against 1.21x, with 16-byte cp.async
+// copies; 2.1x with a bulk copy a row. Session 53 copies them with one tensor copy a tile:
+// docs/perf-notes.md, "Column groups by tensor copies".)
 #pragma once
 
 #include <cstddef>
@@ -73,6 +82,7 @@
 #include "tally/device/detail/single_pass_scan.cuh"
 #include "tally/device/detail/storage.cuh"
 #include "tally/device/detail/strided_scan.cuh"
+#include "tally/device/detail/tensor_map.cuh"
 #include "tally/device/detail/tile_state.cuh"
 #include "tally/warp/warp_scan.cuh"
 
@@ -107,17 +117,26 @@ inline constexpr int lookback_reads = 4;
 // From this many bytes of data on: at 16 MiB (2^17 rows of 32 int32) 2.14-2.15x the copy
 // against columns_kernel's 2.45-2.48x (at 8 MiB 2.27-2.29x against 2.36-2.37x).
 inline constexpr std::int64_t min_bytes = std::int64_t{1} << 24;
-// Lines (chains of tiles) at most: the most measured. 128 MiB of int32 in 2, 4, 8, 16
-// and 64 lines: 1.20-1.24x, 1.18-1.19x, 1.17-1.21x, 1.15-1.18x, 1.13-1.15x the copy,
-// against columns_kernel's 1.61-1.64x, 1.57x, 1.51-1.55x, 1.46-1.50x, 1.29-1.33x.
-inline constexpr std::int64_t max_chains = 64;
+// Chains of tiles (outer slices x column groups) at most: about the most measured. 128
+// MiB of int32 in 2, 4, 8, 16 and 64 lines: 1.20-1.24x, 1.18-1.19x, 1.17-1.21x,
+// 1.15-1.18x, 1.13-1.15x the copy, against columns_kernel's 1.61-1.64x, 1.57x,
+// 1.51-1.55x, 1.46-1.50x, 1.29-1.33x (session 23); 256 MiB of int32 in 128 to 4096 column
+// groups, 64 down to 2 tiles a chain: 1.05-1.17x against 1.20-1.28x, 6992 chains of two
+// tiles (the second partial) 1.52-1.53x against 1.79x, int64 (16384, 4096) (256 chains)
+// 1.13x against 1.14x (session 53, docs/perf-notes.md, "Column groups by tensor copies").
+inline constexpr std::int64_t max_chains = 8192;
 
+// (Rows of several lines need the tensor copy: the driver's encoder found, and the rows
+// of all slices, outer x len, below 2^31, the copy's coordinates; scan below may still
+// find the map refused, and then launches nothing and returns false.)
 template <class Acc, class In, class Out>
 bool takes(In in, Out out, std::int64_t outer, std::int64_t len, std::int64_t inner, const options& o) {
   if constexpr (strided::columns_take_v<Acc, In, Out>) {
     if (o.deterministic && !single_pass::exact_values<Acc>::value) return false;
-    return inner == width<Acc> && outer <= max_chains && len > tile_rows &&
-           outer * len * inner >= min_bytes / static_cast<std::int64_t>(sizeof(Acc)) &&
+    constexpr std::int64_t W = width<Acc>;
+    if (inner % W != 0 || inner / W > max_chains || outer > max_chains / (inner / W)) return false;
+    if (inner > W && (outer * len > 0x7fffffff || tensor_map::encoder() == nullptr)) return false;
+    return len > tile_rows && outer * len * inner >= min_bytes / static_cast<std::int64_t>(sizeof(Acc)) &&
            single_pass::aligned_16(in) && single_pass::aligned_16(out);
   } else {
     (void)in, (void)out, (void)outer, (void)len, (void)inner, (void)o;
@@ -125,18 +144,24 @@ bool takes(In in, Out out, std::int64_t outer, std::int64_t len, std::int64_t in
   }
 }
 
-// Where tile t lies: row chunk t / chains of line (outer slice) t % chains (rows of
-// W columns: one column group, chains == outer).
+// Where tile t lies: row chunk t / chains of chain t % chains, which is column group
+// chain % groups of outer slice chain / groups (strided_scan.cuh's order).
 struct tile_place {
-  std::int64_t chunk, slice;
+  std::int64_t chunk, slice, group;
 };
 TALLY_DEVICE TALLY_FORCEINLINE tile_place place_of(std::int64_t t, const strided::column_geometry& g) {
   const std::int64_t chunk = t / g.chains;
-  return {chunk, t - chunk * g.chains};
+  const std::int64_t chain = t - chunk * g.chains;
+  const std::int64_t slice = chain / g.groups;
+  return {chunk, slice, chain - slice * g.groups};
 }
-// The tile's first element; its rows follow contiguously, W elements each.
+// The tile's first row in the array seen as (outer x len) rows of inner values.
+TALLY_DEVICE TALLY_FORCEINLINE std::int64_t tile_row(const tile_place& p, const strided::column_geometry& g) {
+  return p.slice * g.len + p.chunk * tile_rows;
+}
+// The tile's first element; its rows follow inner elements apart, W elements each.
 TALLY_DEVICE TALLY_FORCEINLINE std::int64_t tile_origin(const tile_place& p, const strided::column_geometry& g) {
-  return (p.slice * g.len + p.chunk * tile_rows) * g.inner;
+  return tile_row(p, g) * g.inner + p.group * g.width;
 }
 
 // Launch bounds: 3 blocks per SM, what shared memory allows (two 32 KiB stages a block),
@@ -145,7 +170,7 @@ template <bool Exclusive, int Reads, class Acc, class Op, class Hook>
 __global__ void __launch_bounds__(kernel_threads, 3)
     pipelined_columns_kernel(const Acc* in, Acc* out, strided::column_geometry g,
                              seed_value<Acc, Exclusive> seed, Op op, column_state<Acc> state,
-                             Hook hook) {
+                             Hook hook, const __grid_constant__ CUtensorMap rows_map) {
   using pipelined::compute_barrier;
   using pipelined::mbarrier_arrive;
   using pipelined::mbarrier_wait;
@@ -190,11 +215,17 @@ __global__ void __launch_bounds__(kernel_threads, 3)
     const auto fill = [&](int s, std::int64_t tile) {
       hook(tile, blockIdx.x);
       const tile_place p = place_of(tile, g);
-      // a full tile: its rows are contiguous (inner == W), one copy; the bytes announced
-      // before the copy can complete them (a partial one: no copy)
+      // a full tile, one copy, its bytes announced before the copy can complete them (a
+      // partial one: no copy): its rows are contiguous where inner == W (one bulk copy),
+      // else a box of the rows map (one tensor copy; rows below 2^31, takes)
       if (p.chunk * tile_rows + tile_rows <= g.len) {
         pipelined::mbarrier_expect(&full[s], stage_bytes);
-        pipelined::bulk_copy(stage(s), in + tile_origin(p, g), stage_bytes, &full[s]);
+        if (g.groups == 1) {
+          pipelined::bulk_copy(stage(s), in + tile_origin(p, g), stage_bytes, &full[s]);
+        } else {
+          tensor_map::tensor_copy_2d(stage(s), &rows_map, static_cast<int>(tile_row(p, g)),
+                                     static_cast<int>(p.group * W), &full[s]);
+        }
       }
     };
     if (lane == 0) {
@@ -310,7 +341,7 @@ __global__ void __launch_bounds__(kernel_threads, 3)
         for (int i = 0; i < Vec; ++i) x[r][i] = v.v[i];
       }
     } else {
-      const Acc* from = in + p.slice * g.len * g.inner + word * Vec;
+      const Acc* from = in + p.slice * g.len * g.inner + p.group * W + word * Vec;
 #pragma unroll
       for (int r = 0; r < Rows; ++r) {
         const std::int64_t row = row0 + r < g.len ? row0 + r : g.len - 1;
@@ -412,15 +443,23 @@ __global__ void __launch_bounds__(kernel_threads, 3)
 }
 
 // One scan of a (outer, len, inner) array along its middle axis (takes: checked by the
-// caller; inner == W, len > 0): the descriptors in the stream's packed state (strided_scan.cuh's), one launch
-// of persistent blocks, as many as the device holds at once, at most one a tile.
+// caller; inner a multiple of W, len > 0): the descriptors in the stream's packed state (strided_scan.cuh's), one launch
+// of persistent blocks, as many as the device holds at once, at most one a tile. Rows of
+// several lines need the input's tensor map: where the driver refuses it, nothing is
+// launched and the result is false (the caller takes strided_scan.cuh); else true.
 template <bool Exclusive, class Acc, class Op, class Hook = single_pass::no_stall,
           int Reads = lookback_reads>
-void scan(const char* function, const Acc* in, Acc* out, std::int64_t outer, std::int64_t len,
+bool scan(const char* function, const Acc* in, Acc* out, std::int64_t outer, std::int64_t len,
           std::int64_t inner, seed_value<Acc, Exclusive> seed, Op op, const options& o, Hook hook = {}) {
   static_assert(single_pass::vectorisable_v<Acc>, "the pipelined columns take 4- and 8-byte values");
+  if (inner % width<Acc> != 0) throw_invalid(function, "shape", "has rows that are not whole 128-byte lines");
   const strided::column_geometry g = strided::make_column_geometry<Acc>(outer, len, inner, words);
   if (g.tiles > 0x7fffffff) throw_invalid(function, "shape", "needs more than 2^31 - 1 tiles");
+  CUtensorMap rows_map{};  // rows of one line: unused (a bulk copy a tile)
+  if (g.groups > 1 &&
+      !tensor_map::row_tensor_map<sizeof(Acc)>(rows_map, in, outer * len, inner, tile_rows, width<Acc>)) {
+    return false;
+  }
   constexpr auto kernel = pipelined_columns_kernel<Exclusive, Reads, Acc, Op, Hook>;
   constexpr std::size_t ring = std::size_t{stages} * stage_bytes;
   single_pass::with_tile_state<Acc, strided::columns_spacing>(
@@ -428,9 +467,10 @@ void scan(const char* function, const Acc* in, Acc* out, std::int64_t outer, std
       [&](column_state<Acc> state) {
         const int resident = resident_grid<kernel>(kernel_threads, function, ring);
         const auto grid = static_cast<unsigned>(g.tiles < resident ? g.tiles : resident);
-        kernel<<<grid, kernel_threads, ring, o.stream>>>(in, out, g, seed, op, state, hook);
+        kernel<<<grid, kernel_threads, ring, o.stream>>>(in, out, g, seed, op, state, hook, rows_map);
         TALLY_CUDA_CHECK_LAUNCH("pipelined_columns_kernel", function);
       });
+  return true;
 }
 
 }  // namespace tally::detail::pipelined_columns
