@@ -236,12 +236,15 @@ TEST(SegmentedBatchedVector, DeterministicDoubleLines) { check_deterministic<dou
 // int64, and the non-commutative affine maps; and a stall test.
 namespace pc = tally::detail::pipelined_columns;
 
-template <bool Exclusive, class T, class Op, class Hook = tally::detail::single_pass::no_stall>
+// (Words: the tile's column words, 8 (128-byte tile rows) or 4 (64-byte ones); a row is
+// `groups` tile rows wide)
+template <bool Exclusive, class T, class Op, class Hook = tally::detail::single_pass::no_stall, int Words = pc::words>
 void pipelined_columns_scan(const T* in, T* out, i64 outer, i64 len, const T& init, Op op, Hook hook = {},
                             i64 groups = 1) {
-  ASSERT_TRUE((pc::scan<Exclusive, T>("pipelined columns test", in, out, outer, len, groups * pc::width<T>,
-                                      tally::detail::make_seed<T, Exclusive>(init), op, tally::options{}, hook)))
-      << "the tensor map of rows of " << groups << " lines was refused";
+  ASSERT_TRUE((pc::scan<Exclusive, T, Op, Hook, pc::lookback_reads, Words>(
+      "pipelined columns test", in, out, outer, len, groups * Words * pc::vec<T>,
+      tally::detail::make_seed<T, Exclusive>(init), op, tally::options{}, hook)))
+      << "the tensor map of rows of " << groups << " column groups was refused";
 }
 
 // tiles of the largest case: more than an H100 or H200 holds blocks at once (3 per SM)
@@ -249,10 +252,11 @@ i64 many_tiles() { return quick() ? 420 : 1400; }
 
 // (rows of `groups` lines: inner = groups x W; the shapes' sizes shrink with groups, so
 // that each fits the input of pipelined_columns_input)
-template <class T, class Op>
+template <int Words = pc::words, class T, class Op>
 void check_pipelined_columns(const std::vector<T>& h, const T& init, Op op, i64 groups = 1) {
-  const i64 W = groups * pc::width<T>;  // the row: `groups` column groups
-  const i64 rows = pc::tile_rows;
+  using no_stall = tally::detail::single_pass::no_stall;
+  const i64 W = groups * Words * pc::vec<T>;  // the row: `groups` column groups
+  const i64 rows = pc::rows_of<Words>;
   const i64 longest = many_tiles() / groups * rows - 13;
   const std::vector<std::pair<i64, i64>> shapes = {  // (outer, len)
       {1, 100}, {1, rows}, {1, rows + 1}, {1, 1000}, {3, 777}, {2, 16 * rows}, {5, 3 * rows - 1},
@@ -267,10 +271,10 @@ void check_pipelined_columns(const std::vector<T>& h, const T& init, Op op, i64 
     for (const bool exclusive : {false, true}) {
       out.poison();
       if (exclusive) {
-        pipelined_columns_scan<true>(in.data(), out.data(), outer, len, init, op, {}, groups);
+        pipelined_columns_scan<true, T, Op, no_stall, Words>(in.data(), out.data(), outer, len, init, op, {}, groups);
         seq::exclusive_scan_batched(h.begin(), want.begin(), std::span<const i64>(shape), 1, init, op);
       } else {
-        pipelined_columns_scan<false>(in.data(), out.data(), outer, len, init, op, {}, groups);
+        pipelined_columns_scan<false, T, Op, no_stall, Words>(in.data(), out.data(), outer, len, init, op, {}, groups);
         seq::inclusive_scan_batched(h.begin(), want.begin(), std::span<const i64>(shape), 1, op);
       }
       TALLY_TEST_CUDA(cudaDeviceSynchronize());
@@ -286,7 +290,7 @@ void check_pipelined_columns(const std::vector<T>& h, const T& init, Op op, i64 
   // in place, the largest shape
   const std::vector<i64> shape = {1, longest, W};
   device_buffer<T> work(h);
-  pipelined_columns_scan<true>(work.data(), work.data(), 1, longest, init, op, {}, groups);
+  pipelined_columns_scan<true, T, Op, no_stall, Words>(work.data(), work.data(), 1, longest, init, op, {}, groups);
   seq::exclusive_scan_batched(h.begin(), want.begin(), std::span<const i64>(shape), 1, init, op);
   TALLY_TEST_CUDA(cudaDeviceSynchronize());
   const std::vector<T> got = work.download(static_cast<std::size_t>(longest * W));
@@ -331,6 +335,17 @@ TEST(SegmentedBatchedVector, PipelinedColumnGroups) {
   check_pipelined_columns(pipelined_columns_input<affine32>(46), affine32{3, 5}, compose32{}, 3);
 }
 
+// Tiles of 4 column words (64-byte tile rows, 512 rows): rows of exactly 64 bytes (one
+// group, a bulk copy a tile: what the public call takes them for) and of two groups (two
+// tensor copies of 256 rows a tile).
+TEST(SegmentedBatchedVector, PipelinedColumnsFourWords) {
+  check_pipelined_columns<4>(pipelined_columns_input<std::int32_t>(51), std::int32_t{7}, tally::plus{});
+  check_pipelined_columns<4>(pipelined_columns_input<double>(52), 0.5, tally::plus{});
+  check_pipelined_columns<4>(pipelined_columns_input<affine16>(53), affine16{3, 5}, compose16{});
+  check_pipelined_columns<4>(pipelined_columns_input<float>(54), 7.0f, tally::plus{}, 2);
+  check_pipelined_columns<4>(pipelined_columns_input<affine32>(55), affine32{3, 5}, compose32{}, 2);
+}
+
 // The stall test for this kernel: the producer calls the hook right after drawing a
 // tile's ticket, before the tile's copy starts; the tiles below a delayed one must wait
 // for it (one chain: every tile looks back through the ones above it; rows of two lines:
@@ -366,12 +381,14 @@ TEST(SegmentedBatchedVector, PipelinedColumnsPublic) {
   std::mt19937_64 g(31);
   std::vector<std::int32_t> hi(static_cast<std::size_t>(rows * 32));
   for (auto& x : hi) x = static_cast<std::int32_t>(static_cast<int>(g() % 201) - 100);
-  // rows of one line, then of two (column groups: (rows / 2, 64) int32 and (rows, 32) double)
-  check_cases<std::int32_t>({{{rows, 32}, 0}, {{2, rows / 2, 32}, 1}, {{rows / 2, 64}, 0}}, hi, 7,
-                            tally::plus{});
+  // rows of one line, then of two (column groups: (rows / 2, 64) int32 and (rows, 32)
+  // double), then of 64 bytes (tiles of 4 column words: (2 rows, 16) int32, (2 rows, 8) double)
+  check_cases<std::int32_t>({{{rows, 32}, 0}, {{2, rows / 2, 32}, 1}, {{rows / 2, 64}, 0}, {{2 * rows, 16}, 0}},
+                            hi, 7, tally::plus{});
   std::vector<double> hd(static_cast<std::size_t>(rows * 32));
   for (auto& x : hd) x = static_cast<double>(static_cast<int>(g() % 201) - 100);
-  check_cases<double>({{{rows, 16}, 0}, {{3, rows / 3, 16}, 1}, {{rows, 32}, 0}}, hd, 0.5, tally::plus{});
+  check_cases<double>({{{rows, 16}, 0}, {{3, rows / 3, 16}, 1}, {{rows, 32}, 0}, {{2 * rows, 8}, 0}}, hd, 0.5,
+                      tally::plus{});
 }
 
 // ---- the deterministic reduce-then-scan (columns_reduce_then_scan.cuh) ------------------------

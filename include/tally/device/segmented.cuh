@@ -402,12 +402,13 @@ void batched(const char* function, In in, Out out, const axis_view& v, Acc init,
                   segmented_offsets::acc_pointer_v<Acc, Out>) {
       if (v.inner == 2 && column_pairs<Exclusive>(function, in, out, v, init, op, o)) return;
     }
-    // rows of whole 128-byte lines in few long chains: the pipelined column tiles (false:
-    // the driver refused the tensor map of rows of several lines, nothing launched)
+    // rows of whole 128-byte lines, or of exactly 64 bytes, in chains of more than one
+    // tile: the pipelined column tiles (false: the driver refused the tensor map of rows
+    // of several lines, nothing launched)
     if (pipelined_columns::takes<Acc>(in, out, v.outer, v.len, v.inner, o)) {
       if constexpr (strided::columns_take_v<Acc, In, Out>) {
-        if (pipelined_columns::scan<Exclusive, Acc>(function, in, out, v.outer, v.len, v.inner,
-                                                    make_seed<Acc, Exclusive>(init), op, o)) {
+        if (pipelined_columns::scan_rows<Exclusive, Acc>(function, in, out, v.outer, v.len, v.inner,
+                                                         make_seed<Acc, Exclusive>(init), op, o)) {
           return;
         }
       }

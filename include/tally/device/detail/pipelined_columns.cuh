@@ -59,8 +59,12 @@
 // here (a look-back waits in a window until it holds an inclusive tile) took 5.1-5.2x the
 // copy on one chain, against columns_kernel's 3.8-4.0x (docs/perf-notes.md, "Version 9").
 //
+// Tiles of 4 column words instead of 8 (the kernel's Words): 64-byte tile rows, 512 rows
+// a tile, W = 16 int32 or 8 int64 columns, a warp holding eight runs; the public call
+// takes them for rows of exactly 64 bytes (narrow_words below).
+//
 // Applies (takes, below) to 16-byte aligned pointers to 4- and 8-byte values in rows of
-// whole 128-byte lines (inner a multiple of W), lines longer than one tile, at most
+// whole 128-byte lines (inner a multiple of W) or of exactly 64 bytes, lines longer than one tile, at most
 // max_chains chains (outer x inner / W) and at least min_bytes of data; anything else
 // keeps strided_scan.cuh. (Rows of several lines were first tried in session 23 with the
 // tile copied row by row, on (16384, 4096) along axis 0, 128 chains of 32-column tiles:
@@ -95,16 +99,28 @@ using strided::column_state;
 inline constexpr int compute_threads = strided::threads;  // 8 compute warps
 inline constexpr int kernel_threads = compute_threads + 64;  // + the producer and look-back warps
 inline constexpr int compute_warps = compute_threads / 32;
-inline constexpr int words = 8;  // 16-byte column words per row: one 128-byte line
+inline constexpr int words = 8;  // 16-byte column words per tile row: one 128-byte line
 inline constexpr int run_rows = strided::column_rows;  // 8 rows a thread
-inline constexpr int tile_rows = compute_threads / words * run_rows;  // 256
+template <int Words>
+inline constexpr int rows_of = compute_threads / Words * run_rows;  // a tile's rows
+inline constexpr int tile_rows = rows_of<words>;  // 256
 inline constexpr int stages = 2;
-inline constexpr unsigned stage_bytes = tile_rows * 128u;  // 32 KiB
+inline constexpr unsigned stage_bytes = tile_rows * 128u;  // 32 KiB, whatever the words
+// Rows of exactly 64 bytes (16 int32 or 8 int64 columns) take tiles of 4 column words, 512
+// rows: (2^21, 16) int32 along axis 0 1.22-1.23x the copy, (2^21, 8) int64 1.29-1.31x,
+// against strided_kernel's 2.69-2.70x and 2.38-2.40x (H200, session 53, docs/perf-notes.md,
+// "Column words of 4"). Rows of 128 bytes keep 8 words: cut into two groups of 4 words
+// (two chains instead of one) they were slower, 1.25-1.28x against 1.20-1.23x for one
+// chain of (2^20, 32) int32, 1.34-1.36x against 1.22x for (2^20, 16) int64: the stage's
+// 64-byte tile rows, 512 bytes apart in a warp's reads, and two tensor copies a tile.
+inline constexpr int narrow_words = 4;
 
 template <class Acc>
 inline constexpr int vec = static_cast<int>(16 / sizeof(Acc));
 template <class Acc>
 inline constexpr int width = words * vec<Acc>;  // W: columns per tile
+template <class Acc>
+inline constexpr int narrow_width = narrow_words * vec<Acc>;  // the same with 4 words
 // look-back lanes per column, and the tiles each reads a round. Measured, one chain of
 // (2^20, W) along axis 0 (docs/perf-notes.md, "Version 9"; x the copy): int32 reading 1,
 // 2, 4 or 8 tiles a lane 1.81-1.82x, 1.49x, 1.30-1.31x, 1.31x; int64 (two lanes a
@@ -128,15 +144,19 @@ inline constexpr std::int64_t max_chains = 8192;
 
 // (Rows of several lines need the tensor copy: the driver's encoder found, and the rows
 // of all slices, outer x len, below 2^31, the copy's coordinates; scan below may still
-// find the map refused, and then launches nothing and returns false.)
+// find the map refused, and then launches nothing and returns false. Rows of exactly 64
+// bytes: tiles of narrow_words, one group, a bulk copy a tile.)
 template <class Acc, class In, class Out>
 bool takes(In in, Out out, std::int64_t outer, std::int64_t len, std::int64_t inner, const options& o) {
   if constexpr (strided::columns_take_v<Acc, In, Out>) {
     if (o.deterministic && !single_pass::exact_values<Acc>::value) return false;
     constexpr std::int64_t W = width<Acc>;
-    if (inner % W != 0 || inner / W > max_chains || outer > max_chains / (inner / W)) return false;
-    if (inner > W && (outer * len > 0x7fffffff || tensor_map::encoder() == nullptr)) return false;
-    return len > tile_rows && outer * len * inner >= min_bytes / static_cast<std::int64_t>(sizeof(Acc)) &&
+    const bool narrow = inner == narrow_width<Acc>;
+    const std::int64_t groups = narrow ? 1 : inner / W;
+    if ((!narrow && inner % W != 0) || groups > max_chains || outer > max_chains / groups) return false;
+    if (groups > 1 && (outer * len > 0x7fffffff || tensor_map::encoder() == nullptr)) return false;
+    return len > (narrow ? rows_of<narrow_words> : tile_rows) &&
+           outer * len * inner >= min_bytes / static_cast<std::int64_t>(sizeof(Acc)) &&
            single_pass::aligned_16(in) && single_pass::aligned_16(out);
   } else {
     (void)in, (void)out, (void)outer, (void)len, (void)inner, (void)o;
@@ -157,7 +177,7 @@ TALLY_DEVICE TALLY_FORCEINLINE tile_place place_of(std::int64_t t, const strided
 }
 // The tile's first row in the array seen as (outer x len) rows of inner values.
 TALLY_DEVICE TALLY_FORCEINLINE std::int64_t tile_row(const tile_place& p, const strided::column_geometry& g) {
-  return p.slice * g.len + p.chunk * tile_rows;
+  return p.slice * g.len + p.chunk * g.rows;
 }
 // The tile's first element; its rows follow inner elements apart, W elements each.
 TALLY_DEVICE TALLY_FORCEINLINE std::int64_t tile_origin(const tile_place& p, const strided::column_geometry& g) {
@@ -166,7 +186,7 @@ TALLY_DEVICE TALLY_FORCEINLINE std::int64_t tile_origin(const tile_place& p, con
 
 // Launch bounds: 3 blocks per SM, what shared memory allows (two 32 KiB stages a block),
 // as for pipelined_kernel.
-template <bool Exclusive, int Reads, class Acc, class Op, class Hook>
+template <bool Exclusive, int Reads, int Words, class Acc, class Op, class Hook>
 __global__ void __launch_bounds__(kernel_threads, 3)
     pipelined_columns_kernel(const Acc* in, Acc* out, strided::column_geometry g,
                              seed_value<Acc, Exclusive> seed, Op op, column_state<Acc> state,
@@ -177,7 +197,9 @@ __global__ void __launch_bounds__(kernel_threads, 3)
   using single_pass::make_tag;
   using single_pass::status_aggregate;
   using single_pass::status_inclusive;
-  constexpr int W = width<Acc>, Vec = vec<Acc>, Rows = run_rows, warps = compute_warps;
+  constexpr int Vec = vec<Acc>, W = Words * Vec, Rows = run_rows, warps = compute_warps;
+  constexpr int R = compute_threads / Words * run_rows;  // a tile's rows (g.rows)
+  constexpr int box_rows = R < 256 ? R : 256;            // a tensor copy's (at most 256)
   using vector = single_pass::vector_of<Acc, Vec>;
   extern __shared__ __align__(128) unsigned char ring[];  // `stages` tiles, row-major
   __shared__ unsigned long long full[stages];        // a stage's tile has landed
@@ -218,13 +240,17 @@ __global__ void __launch_bounds__(kernel_threads, 3)
       // a full tile, one copy, its bytes announced before the copy can complete them (a
       // partial one: no copy): its rows are contiguous where inner == W (one bulk copy),
       // else a box of the rows map (one tensor copy; rows below 2^31, takes)
-      if (p.chunk * tile_rows + tile_rows <= g.len) {
+      if (p.chunk * R + R <= g.len) {
         pipelined::mbarrier_expect(&full[s], stage_bytes);
         if (g.groups == 1) {
           pipelined::bulk_copy(stage(s), in + tile_origin(p, g), stage_bytes, &full[s]);
         } else {
-          tensor_map::tensor_copy_2d(stage(s), &rows_map, static_cast<int>(tile_row(p, g)),
-                                     static_cast<int>(p.group * W), &full[s]);
+#pragma unroll
+          for (int part = 0; part < R / box_rows; ++part) {
+            tensor_map::tensor_copy_2d(reinterpret_cast<unsigned char*>(stage(s)) + part * box_rows * Words * 16,
+                                       &rows_map, static_cast<int>(tile_row(p, g)) + part * box_rows,
+                                       static_cast<int>(p.group * W), &full[s]);
+          }
         }
       }
     };
@@ -236,7 +262,7 @@ __global__ void __launch_bounds__(kernel_threads, 3)
 
   // ---- the look-back warp: lane = slot j of column c ----
   if (warp_id == warps + 1) {
-    constexpr int S = slots<Acc>;
+    constexpr int S = 32 / W;
     const int c = lane / S, j = lane % S;
     for (std::int64_t k = 0;; ++k) {
       const int s = stage_of(k);
@@ -275,8 +301,8 @@ __global__ void __launch_bounds__(kernel_threads, 3)
 
   // ---- the compute warps ----
   const int tid = static_cast<int>(threadIdx.x);
-  const int word = tid % words, run = tid / words;  // run: 8 rows from row run * 8
-  const int run_in_warp = lane / words;             // 0..3
+  const int word = tid % Words, run = tid / Words;  // run: 8 rows from row run * 8
+  const int run_in_warp = lane / Words;             // 0..32 / Words - 1
 
   // step c for the block's k-th tile
   const auto store_tile = [&](std::int64_t k, std::int64_t tile) {
@@ -292,10 +318,10 @@ __global__ void __launch_bounds__(kernel_threads, 3)
     }
     const vector* staged = stage(s);
     Acc* to = out + tile_origin(p, g) + word * Vec;
-    const std::int64_t rows_left = g.len - p.chunk * tile_rows - run * Rows;
+    const std::int64_t rows_left = g.len - p.chunk * R - run * Rows;
 #pragma unroll
     for (int r = 0; r < Rows; ++r) {
-      const vector local = staged[(run * Rows + r) * words + word];
+      const vector local = staged[(run * Rows + r) * Words + word];
       Acc x[Vec];
 #pragma unroll
       for (int v = 0; v < Vec; ++v) {
@@ -332,11 +358,11 @@ __global__ void __launch_bounds__(kernel_threads, 3)
     // a. this thread's rows (from the stage, or, in a partial chunk, from memory with the
     //    last row repeated), scanned down, then across the warp's runs
     Acc x[Rows][Vec];
-    const std::int64_t row0 = p.chunk * tile_rows + run * Rows;
-    if (p.chunk * tile_rows + tile_rows <= g.len) {
+    const std::int64_t row0 = p.chunk * R + run * Rows;
+    if (p.chunk * R + R <= g.len) {
 #pragma unroll
       for (int r = 0; r < Rows; ++r) {
-        const vector v = staged[(run * Rows + r) * words + word];
+        const vector v = staged[(run * Rows + r) * Words + word];
 #pragma unroll
         for (int i = 0; i < Vec; ++i) x[r][i] = v.v[i];
       }
@@ -359,19 +385,19 @@ __global__ void __launch_bounds__(kernel_threads, 3)
 #pragma unroll
     for (int i = 0; i < Vec; ++i) run_total[i] = x[Rows - 1][i];
 #pragma unroll
-    for (int d = 1; d < 32 / words; d *= 2) {
+    for (int d = 1; d < 32 / Words; d *= 2) {
 #pragma unroll
       for (int i = 0; i < Vec; ++i) {
-        const Acc earlier = warp::shuffle_up(run_total[i], static_cast<unsigned>(words * d));
+        const Acc earlier = warp::shuffle_up(run_total[i], static_cast<unsigned>(Words * d));
         if (run_in_warp >= d) run_total[i] = static_cast<Acc>(op(earlier, run_total[i]));
       }
     }
 #pragma unroll
-    for (int i = 0; i < Vec; ++i) run_exclusive[i] = warp::shuffle_up(run_total[i], static_cast<unsigned>(words));
+    for (int i = 0; i < Vec; ++i) run_exclusive[i] = warp::shuffle_up(run_total[i], static_cast<unsigned>(Words));
     // the warp's column totals: the last run's inclusive totals (this stage's slots:
     // written again for tile k + stages, after the barrier of tile k + 1, which warp 0
     // passes after reading these in its step b)
-    if (run_in_warp == 32 / words - 1) {
+    if (run_in_warp == 32 / Words - 1) {
 #pragma unroll
       for (int i = 0; i < Vec; ++i) warp_totals[(s * warps + warp_id) * W + word * Vec + i] = run_total[i];
     }
@@ -397,7 +423,7 @@ __global__ void __launch_bounds__(kernel_threads, 3)
           v.v[i] = x[r][i];
         }
       }
-      staged[(run * Rows + r) * words + word] = v;
+      staged[(run * Rows + r) * Words + word] = v;
     }
     compute_barrier<compute_threads>();  // the warp totals are stored before warp 0 reads them
 
@@ -448,19 +474,21 @@ __global__ void __launch_bounds__(kernel_threads, 3)
 // several lines need the input's tensor map: where the driver refuses it, nothing is
 // launched and the result is false (the caller takes strided_scan.cuh); else true.
 template <bool Exclusive, class Acc, class Op, class Hook = single_pass::no_stall,
-          int Reads = lookback_reads>
+          int Reads = lookback_reads, int Words = words>
 bool scan(const char* function, const Acc* in, Acc* out, std::int64_t outer, std::int64_t len,
           std::int64_t inner, seed_value<Acc, Exclusive> seed, Op op, const options& o, Hook hook = {}) {
   static_assert(single_pass::vectorisable_v<Acc>, "the pipelined columns take 4- and 8-byte values");
-  if (inner % width<Acc> != 0) throw_invalid(function, "shape", "has rows that are not whole 128-byte lines");
-  const strided::column_geometry g = strided::make_column_geometry<Acc>(outer, len, inner, words);
+  constexpr int W = Words * vec<Acc>;
+  constexpr unsigned R = compute_threads / Words * run_rows;
+  if (inner % W != 0) throw_invalid(function, "shape", "has rows that are not whole column groups");
+  const strided::column_geometry g = strided::make_column_geometry<Acc>(outer, len, inner, Words);
   if (g.tiles > 0x7fffffff) throw_invalid(function, "shape", "needs more than 2^31 - 1 tiles");
   CUtensorMap rows_map{};  // rows of one line: unused (a bulk copy a tile)
   if (g.groups > 1 &&
-      !tensor_map::row_tensor_map<sizeof(Acc)>(rows_map, in, outer * len, inner, tile_rows, width<Acc>)) {
+      !tensor_map::row_tensor_map<sizeof(Acc)>(rows_map, in, outer * len, inner, R < 256 ? R : 256, W)) {
     return false;
   }
-  constexpr auto kernel = pipelined_columns_kernel<Exclusive, Reads, Acc, Op, Hook>;
+  constexpr auto kernel = pipelined_columns_kernel<Exclusive, Reads, Words, Acc, Op, Hook>;
   constexpr std::size_t ring = std::size_t{stages} * stage_bytes;
   single_pass::with_tile_state<Acc, strided::columns_spacing>(
       function, "(none: batched scans take no caller storage)", g.tiles * g.width, 0, o,
@@ -471,6 +499,18 @@ bool scan(const char* function, const Acc* in, Acc* out, std::int64_t outer, std
         TALLY_CUDA_CHECK_LAUNCH("pipelined_columns_kernel", function);
       });
   return true;
+}
+
+// The public call's scan (takes: checked by the caller): 8 column words a tile, or 4 for
+// rows of exactly 64 bytes. Returns scan's result.
+template <bool Exclusive, class Acc, class Op>
+bool scan_rows(const char* function, const Acc* in, Acc* out, std::int64_t outer, std::int64_t len,
+               std::int64_t inner, seed_value<Acc, Exclusive> seed, Op op, const options& o) {
+  if (inner == narrow_width<Acc>) {
+    return scan<Exclusive, Acc, Op, single_pass::no_stall, lookback_reads, narrow_words>(function, in, out, outer,
+                                                                                         len, inner, seed, op, o);
+  }
+  return scan<Exclusive, Acc>(function, in, out, outer, len, inner, seed, op, o);
 }
 
 }  // namespace tally::detail::pipelined_columns
