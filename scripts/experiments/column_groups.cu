@@ -11,7 +11,7 @@
 // first (integers exactly, floats against a double oracle), on small shapes at the edges
 // and on every timed shape.
 #include <tally/tally.cuh>
-#include "timing.cuh"
+#include "columns_common.cuh"
 #include <tally/device/detail/pipelined_columns.cuh>
 #include <algorithm>
 #include <cmath>
@@ -24,33 +24,6 @@
 
 namespace st = tally::detail::strided;
 namespace pc = tally::detail::pipelined_columns;
-
-template <class T>
-std::vector<double> oracle(const std::vector<T>& h, std::int64_t outer, std::int64_t len, std::int64_t inner,
-                           bool exclusive, double init) {
-  std::vector<double> want(h.size());
-  std::vector<double> acc(static_cast<std::size_t>(inner));
-  for (std::int64_t o = 0; o < outer; ++o) {
-    std::fill(acc.begin(), acc.end(), init);
-    for (std::int64_t r = 0; r < len; ++r)
-      for (std::int64_t c = 0; c < inner; ++c) {
-        const std::int64_t i = (o * len + r) * inner + c;
-        if (exclusive) { want[i] = acc[c]; acc[c] += static_cast<double>(h[i]); }
-        else { acc[c] += static_cast<double>(h[i]); want[i] = acc[c]; }
-      }
-  }
-  return want;
-}
-
-template <class T>
-bool close(T got, double want, std::int64_t len) {
-  if constexpr (std::is_integral_v<T>) return static_cast<double>(got) == want;
-  else {
-    const double eps = std::is_same_v<T, float> ? 6e-8 : 1.2e-16;
-    return std::fabs(static_cast<double>(got) - want) <=
-           (64 + 8 * std::log2(double(len) + 1)) * eps * std::max(1.0, std::fabs(want)) * 8;
-  }
-}
 
 // variant 0: columns_kernel; 1: the pipelined column tiles (tensor copies where the rows
 // hold several lines); 2: the public call
@@ -77,76 +50,38 @@ void run(int variant, const T* in, T* out, std::int64_t outer, std::int64_t len,
   }
 }
 
-template <class T>
-void input(std::vector<T>& h) {
-  for (std::size_t i = 0; i < h.size(); ++i) {
-    if constexpr (std::is_integral_v<T>) h[i] = static_cast<T>((i * 7 + 3) % 13) - 6;
-    else h[i] = static_cast<T>(((i * 2654435761u) >> 7) % 1000) / static_cast<T>(97);
-  }
-}
-
-template <class T, bool Exclusive>
-void check(const char* name, const T* in, T* out, const std::vector<T>& h, std::int64_t outer, std::int64_t len,
-           std::int64_t inner, int variants) {
-  const T init = static_cast<T>(Exclusive ? 5 : 0);
-  const auto want = oracle(h, outer, len, inner, Exclusive, static_cast<double>(init));
-  std::vector<T> got(h.size());
-  for (int v = 0; v < variants; ++v) {
-    CK(cudaMemset(out, 0xff, h.size() * sizeof(T)));
-    run<Exclusive, T>(v, in, out, outer, len, inner, init);
-    CK(cudaDeviceSynchronize());
-    CK(cudaMemcpy(got.data(), out, h.size() * sizeof(T), cudaMemcpyDeviceToHost));
-    for (std::size_t i = 0; i < h.size(); ++i) {
-      if (!close(got[i], want[i], len)) {
-        std::printf("MISMATCH %s %s variant %d (%lld, %lld, %lld) at %zu: %g vs %g\n", name,
-                    Exclusive ? "excl" : "incl", v, (long long)outer, (long long)len, (long long)inner, i,
-                    (double)got[i], want[i]);
-        std::exit(1);
-      }
-    }
-  }
-}
-
+// every variant, inclusive and exclusive, on a small shape
 template <class T>
 void check_case(const char* name, std::int64_t outer, std::int64_t len, std::int64_t inner) {
-  const std::int64_t n = outer * len * inner;
-  std::vector<T> h(n);
-  input(h);
-  T *in, *out;
-  CK(cudaMalloc(&in, n * sizeof(T)));
-  CK(cudaMalloc(&out, n * sizeof(T)));
-  CK(cudaMemcpy(in, h.data(), n * sizeof(T), cudaMemcpyHostToDevice));
-  check<T, false>(name, in, out, h, outer, len, inner, 3);
-  check<T, true>(name, in, out, h, outer, len, inner, 3);
+  const column_case<T> c(outer, len, inner);
+  c.template check<false>(name, {0, 1, 2}, [&](int v, const T* in, T* out, T init) {
+    run<false, T>(v, in, out, outer, len, inner, init);
+  });
+  c.template check<true>(name, {0, 1, 2}, [&](int v, const T* in, T* out, T init) {
+    run<true, T>(v, in, out, outer, len, inner, init);
+  });
   std::printf("ok %-7s (%lld, %lld, %lld)\n", name, (long long)outer, (long long)len, (long long)inner);
-  CK(cudaFree(in));
-  CK(cudaFree(out));
 }
 
 // checked (inclusive, every variant), then timed: copy, columns_kernel, pipelined, public
 template <class T>
 void time_case(const char* name, std::int64_t outer, std::int64_t len, std::int64_t inner, int reps) {
-  const std::int64_t n = outer * len * inner;
-  std::vector<T> h(n);
-  input(h);
-  T *in, *out;
-  CK(cudaMalloc(&in, n * sizeof(T)));
-  CK(cudaMalloc(&out, n * sizeof(T)));
-  CK(cudaMemcpy(in, h.data(), n * sizeof(T), cudaMemcpyHostToDevice));
-  check<T, false>(name, in, out, h, outer, len, inner, 3);
+  const column_case<T> c(outer, len, inner);
+  const std::int64_t n = c.n;
+  c.template check<false>(name, {0, 1, 2}, [&](int v, const T* in, T* out, T init) {
+    run<false, T>(v, in, out, outer, len, inner, init);
+  });
   const auto t = interleaved_us(
-      {[&] { CK(cudaMemcpyAsync(out, in, n * sizeof(T), cudaMemcpyDeviceToDevice)); },
-       [&] { run<false, T>(0, in, out, outer, len, inner, T{}); },
-       [&] { run<false, T>(1, in, out, outer, len, inner, T{}); },
-       [&] { run<false, T>(2, in, out, outer, len, inner, T{}); }},
+      {[&] { CK(cudaMemcpyAsync(c.out, c.in, n * sizeof(T), cudaMemcpyDeviceToDevice)); },
+       [&] { run<false, T>(0, c.in, c.out, outer, len, inner, T{}); },
+       [&] { run<false, T>(1, c.in, c.out, outer, len, inner, T{}); },
+       [&] { run<false, T>(2, c.in, c.out, outer, len, inner, T{}); }},
       reps);
   std::printf("time %-7s (%lld, %lld, %lld) %6.1f MiB, chains %lld: copy %7.2f us | columns %.3fx | pipelined %.3fx | "
               "public %.3fx\n",
               name, (long long)outer, (long long)len, (long long)inner, n * sizeof(T) / 1048576.0,
               (long long)(outer * ((inner + pc::width<T> - 1) / pc::width<T>)), t[0], t[1] / t[0], t[2] / t[0],
               t[3] / t[0]);
-  CK(cudaFree(in));
-  CK(cudaFree(out));
 }
 
 int main(int argc, char** argv) {

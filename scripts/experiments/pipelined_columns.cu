@@ -1,5 +1,6 @@
 // Built by hand, not by CMake: nvcc -std=c++20 -arch=sm_90 -O3 --expt-relaxed-constexpr
-// --extended-lambda -Iinclude -I.deps/usr/include -o pipelined_columns pipelined_columns.cu
+// --extended-lambda -Iinclude -Iscripts/experiments -I.deps/usr/include -o pipelined_columns
+// scripts/experiments/pipelined_columns.cu
 // (session 23; docs/perf-notes.md, "Version 9 (session 23): the pipelined columns").
 // The experiment: batched scans along axis 0 (a middle axis) by columns_kernel
 // (strided_scan.cuh, one block per tile) and by pipelined_columns_kernel, called
@@ -7,7 +8,7 @@
 // (integers exactly, floats against a double oracle). Behind a busy GPU: a spin kernel is queued before each timed call.
 // Medians of `reps`.
 #include <tally/tally.cuh>
-#include "timing.cuh"
+#include "columns_common.cuh"  // oracle, close, input
 #include <tally/device/detail/pipelined_columns.cuh>
 #include <algorithm>
 #include <cmath>
@@ -20,32 +21,6 @@
 
 namespace st = tally::detail::strided;
 namespace pc = tally::detail::pipelined_columns;
-
-// the oracle: along the middle axis, in double (exact for the integer inputs used)
-template <class T>
-std::vector<double> oracle(const std::vector<T>& h, std::int64_t outer, std::int64_t len, std::int64_t inner,
-                           bool exclusive, double init) {
-  std::vector<double> want(h.size());
-  for (std::int64_t o = 0; o < outer; ++o)
-    for (std::int64_t c = 0; c < inner; ++c) {
-      double acc = init;
-      for (std::int64_t r = 0; r < len; ++r) {
-        const std::int64_t i = (o * len + r) * inner + c;
-        if (exclusive) { want[i] = acc; acc += static_cast<double>(h[i]); }
-        else { acc += static_cast<double>(h[i]); want[i] = acc; }
-      }
-    }
-  return want;
-}
-
-template <class T>
-bool close(T got, double want, std::int64_t len) {
-  if constexpr (std::is_integral_v<T>) return static_cast<double>(got) == want;
-  else {
-    const double eps = std::is_same_v<T, float> ? 6e-8 : 1.2e-16;
-    return std::fabs(static_cast<double>(got) - want) <= (64 + 8 * std::log2(double(len) + 1)) * eps * std::max(1.0, std::fabs(want)) * 8;
-  }
-}
 
 // variant 0: columns_kernel; 1: pipelined (the default: 4 tiles a look-back slot a
 // round); 2-4: pipelined, each slot reading 1, 2, 8 tiles a round
@@ -61,14 +36,6 @@ void run_kernel(int variant, const T* in, T* out, std::int64_t outer, std::int64
     case 2: pc::scan<Exclusive, T, P, H, 1>("experiment", in, out, outer, len, inner, seed, P{}, o); break;
     case 3: pc::scan<Exclusive, T, P, H, 2>("experiment", in, out, outer, len, inner, seed, P{}, o); break;
     default: pc::scan<Exclusive, T, P, H, 8>("experiment", in, out, outer, len, inner, seed, P{}, o); break;
-  }
-}
-
-template <class T>
-void input(std::vector<T>& h) {
-  for (std::size_t i = 0; i < h.size(); ++i) {
-    if constexpr (std::is_integral_v<T>) h[i] = static_cast<T>((i * 7 + 3) % 13) - 6;
-    else h[i] = static_cast<T>(((i * 2654435761u) >> 7) % 1000) / static_cast<T>(97);
   }
 }
 
