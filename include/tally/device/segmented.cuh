@@ -57,8 +57,10 @@
 //   of all columns side by side with a look-back per column (device/detail/
 //   strided_scan.cuh; two 4-byte columns: a scan of 8-byte column pairs; lines of at most
 //   32 elements: one thread per line, or per 16-byte word of four 4-byte lines; rows of
-//   exactly 128 bytes in at most 64 long lines, from 16 MiB on: persistent blocks that
-//   scan a tile while looking back for the one before, device/detail/pipelined_columns.cuh).
+//   whole 128-byte lines, or of exactly 64 bytes, in at most 8192 chains of tiles, from
+//   16 MiB on: persistent blocks that scan a tile while looking back for the one before,
+//   device/detail/pipelined_columns.cuh, a tile of rows of several lines copied by one
+//   tensor copy).
 //   segmented_reduce of 16-byte aligned 4- and 8-byte values: from 2^24 values, or a mean
 //   segment of 8 KiB, long ranges a block (device/detail/segmented_reduce.cuh; a range
 //   whose segments average 2 KiB or more folded like a plain reduce, by warps, where
