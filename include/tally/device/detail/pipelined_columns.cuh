@@ -104,6 +104,10 @@ inline constexpr int run_rows = strided::column_rows;  // 8 rows a thread
 template <int Words>
 inline constexpr int rows_of = compute_threads / Words * run_rows;  // a tile's rows
 inline constexpr int tile_rows = rows_of<words>;  // 256
+// The rows of one tensor copy: a tile's, at most the 256 a box may have (tensor_map.cuh);
+// a tile of 512 rows (4 words) takes two copies.
+template <int Words>
+inline constexpr int box_rows_of = rows_of<Words> < 256 ? rows_of<Words> : 256;
 inline constexpr int stages = 2;
 inline constexpr unsigned stage_bytes = tile_rows * 128u;  // 32 KiB, whatever the words
 // Rows of exactly 64 bytes (16 int32 or 8 int64 columns) take tiles of 4 column words, 512
@@ -121,13 +125,11 @@ template <class Acc>
 inline constexpr int width = words * vec<Acc>;  // W: columns per tile
 template <class Acc>
 inline constexpr int narrow_width = narrow_words * vec<Acc>;  // the same with 4 words
-// look-back lanes per column, and the tiles each reads a round. Measured, one chain of
-// (2^20, W) along axis 0 (docs/perf-notes.md, "Version 9"; x the copy): int32 reading 1,
-// 2, 4 or 8 tiles a lane 1.81-1.82x, 1.49x, 1.30-1.31x, 1.31x; int64 (two lanes a
-// column) 1.50-1.51x, 1.35-1.36x, 1.29x, 1.32-1.33x; in 64 lines 1 to 4 tiles the same
+// The tiles each look-back lane reads a round (the lanes: 32 / W a column). Measured, one
+// chain of (2^20, W) along axis 0 (docs/perf-notes.md, "Version 9"; x the copy): int32
+// reading 1, 2, 4 or 8 tiles a lane 1.81-1.82x, 1.49x, 1.30-1.31x, 1.31x; int64 (two lanes
+// a column) 1.50-1.51x, 1.35-1.36x, 1.29x, 1.32-1.33x; in 64 lines 1 to 4 tiles the same
 // (1.13-1.16x), 8 slower (1.19-1.21x).
-template <class Acc>
-inline constexpr int slots = 32 / width<Acc>;
 inline constexpr int lookback_reads = 4;
 
 // From this many bytes of data on: at 16 MiB (2^17 rows of 32 int32) 2.14-2.15x the copy
@@ -198,8 +200,7 @@ __global__ void __launch_bounds__(kernel_threads, 3)
   using single_pass::status_aggregate;
   using single_pass::status_inclusive;
   constexpr int Vec = vec<Acc>, W = Words * Vec, Rows = run_rows, warps = compute_warps;
-  constexpr int R = compute_threads / Words * run_rows;  // a tile's rows (g.rows)
-  constexpr int box_rows = R < 256 ? R : 256;            // a tensor copy's (at most 256)
+  constexpr int R = rows_of<Words>, box_rows = box_rows_of<Words>;  // R: g.rows
   using vector = single_pass::vector_of<Acc, Vec>;
   extern __shared__ __align__(128) unsigned char ring[];  // `stages` tiles, row-major
   __shared__ unsigned long long full[stages];        // a stage's tile has landed
@@ -479,13 +480,12 @@ bool scan(const char* function, const Acc* in, Acc* out, std::int64_t outer, std
           std::int64_t inner, seed_value<Acc, Exclusive> seed, Op op, const options& o, Hook hook = {}) {
   static_assert(single_pass::vectorisable_v<Acc>, "the pipelined columns take 4- and 8-byte values");
   constexpr int W = Words * vec<Acc>;
-  constexpr unsigned R = compute_threads / Words * run_rows;
   if (inner % W != 0) throw_invalid(function, "shape", "has rows that are not whole column groups");
   const strided::column_geometry g = strided::make_column_geometry<Acc>(outer, len, inner, Words);
   if (g.tiles > 0x7fffffff) throw_invalid(function, "shape", "needs more than 2^31 - 1 tiles");
   CUtensorMap rows_map{};  // rows of one line: unused (a bulk copy a tile)
   if (g.groups > 1 &&
-      !tensor_map::row_tensor_map<sizeof(Acc)>(rows_map, in, outer * len, inner, R < 256 ? R : 256, W)) {
+      !tensor_map::row_tensor_map<sizeof(Acc)>(rows_map, in, outer * len, inner, box_rows_of<Words>, W)) {
     return false;
   }
   constexpr auto kernel = pipelined_columns_kernel<Exclusive, Reads, Words, Acc, Op, Hook>;
