@@ -1,7 +1,10 @@
 // Built by hand, not by CMake: nvcc -std=c++20 -arch=sm_90 -O3 --expt-relaxed-constexpr
 // --extended-lambda -Iinclude -Iscripts/experiments -I.deps/usr/include -o column_words
 // scripts/experiments/column_words.cu
-// (session 53; docs/perf-notes.md, "Column words of 4: two chains where there was one").
+// (session 53; docs/perf-notes.md, "Column words of 4: two chains where there was one";
+// session 54 added `column_words 15 odd`: rows of an odd number of 64-byte pieces, which
+// only 4 words cut into whole column groups, and the plain scan of the same bytes beside
+// one chain of (2^20, 32) int32).
 // The experiment: batched scans along axis 0 by the pipelined column tiles with 8 column
 // words (128-byte tile rows, 256 rows: the library's for rows of whole lines) and with 4
 // (64-byte tile rows, 512 rows: rows of one line become two column groups, two chains of
@@ -67,9 +70,11 @@ void check_case(const char* name, std::int64_t outer, std::int64_t len, std::int
   std::printf("ok %-7s (%lld, %lld, %lld)\n", name, (long long)outer, (long long)len, (long long)inner);
 }
 
-// checked (inclusive, every variant), then timed: copy, public, words 4, words 8
+// checked (inclusive, every variant), then timed: copy, public, words 4, words 8 (where
+// the rows are whole lines), and with `plain` the plain scan of the same n values
 template <class T>
-void time_case(const char* name, std::int64_t outer, std::int64_t len, std::int64_t inner, int reps) {
+void time_case(const char* name, std::int64_t outer, std::int64_t len, std::int64_t inner, int reps,
+               bool plain = false) {
   const column_case<T> c(outer, len, inner);
   const std::int64_t n = c.n;
   c.template check<false>(name, variants_of<T>(inner), [&](int v, const T* in, T* out, T init) {
@@ -81,14 +86,43 @@ void time_case(const char* name, std::int64_t outer, std::int64_t len, std::int6
       [&] { run<false, T>(0, c.in, c.out, outer, len, inner, T{}); },
       [&] { run<false, T>(2, c.in, c.out, outer, len, inner, T{}); }};
   if (words8) fs.push_back([&] { run<false, T>(1, c.in, c.out, outer, len, inner, T{}); });
+  if (plain) fs.push_back([&] { tally::inclusive_scan(c.in, c.out, n); });
   const auto t = interleaved_us(fs, reps);
-  std::printf("time %-7s (%lld, %lld, %lld) %6.1f MiB: copy %7.2f us | public %.3fx | words 4 %.3fx | words 8 %.3fx\n",
+  std::printf("time %-7s (%lld, %lld, %lld) %6.1f MiB: copy %7.2f us | public %.3fx | words 4 %.3fx | words 8 %.3fx",
               name, (long long)outer, (long long)len, (long long)inner, n * sizeof(T) / 1048576.0, t[0], t[1] / t[0],
               t[2] / t[0], words8 ? t[3] / t[0] : 0.0);
+  if (plain) std::printf(" | plain scan of n %.3fx", t.back() / t[0]);
+  std::printf("\n");
+}
+
+// Rows of an odd number of 64-byte pieces (192, 320, ... bytes): the public call takes
+// columns_kernel there (a block a tile); 4 column words cut them into whole groups.
+void odd_rows(int reps) {
+  check_case<int>("int32", 1, 1000, 48);
+  check_case<int>("int32", 3, 1777, 80);
+  check_case<int>("int32", 1, 3000, 16 * 7);
+  check_case<float>("float", 2, 2500, 48);
+  check_case<long long>("int64", 1, 5000, 24);
+  check_case<double>("double", 2, 3001, 40);
+  for (int pass = 0; pass < 2; ++pass) {
+    time_case<int>("int32", 1, 1 << 20, 32, reps, true);  // one chain beside the plain scan
+    time_case<int>("int32", 1, 1 << 19, 48, reps);        // 192-byte rows: 3 groups
+    time_case<float>("float", 1, 1 << 19, 48, reps);
+    time_case<int>("int32", 1, 1 << 18, 80, reps);        // 320 bytes: 5 groups
+    time_case<int>("int32", 1, 1 << 17, 16 * 7, reps);    // 448 bytes: 7 groups
+    time_case<int>("int32", 1, 16384, 4080, reps);        // 255 groups
+    time_case<long long>("int64", 1, 1 << 19, 24, reps);  // 192 bytes
+    time_case<double>("double", 1, 1 << 19, 24, reps);
+    time_case<double>("double", 4, 1 << 16, 40, reps);    // 320 bytes, 4 slices: 20 chains
+  }
 }
 
 int main(int argc, char** argv) {
   const int reps = argc > 1 ? std::atoi(argv[1]) : 15;
+  if (argc > 2 && std::strcmp(argv[2], "odd") == 0) {
+    odd_rows(reps);
+    return 0;
+  }
   check_case<int>("int32", 1, 100, 32);
   check_case<int>("int32", 1, 513, 32);
   check_case<int>("int32", 3, 1777, 32);
