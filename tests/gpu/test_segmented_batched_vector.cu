@@ -336,14 +336,18 @@ TEST(SegmentedBatchedVector, PipelinedColumnGroups) {
 }
 
 // Tiles of 4 column words (64-byte tile rows, 512 rows): rows of exactly 64 bytes (one
-// group, a bulk copy a tile: what the public call takes them for) and of two groups (two
-// tensor copies of 256 rows a tile).
+// group, a bulk copy a tile), of two groups (two tensor copies of 256 rows a tile), and of
+// an odd number of groups (rows of 192 and 320 bytes: what the public call takes 4 words
+// for, besides 64 bytes).
 TEST(SegmentedBatchedVector, PipelinedColumnsFourWords) {
   check_pipelined_columns<4>(pipelined_columns_input<std::int32_t>(51), std::int32_t{7}, tally::plus{});
   check_pipelined_columns<4>(pipelined_columns_input<double>(52), 0.5, tally::plus{});
   check_pipelined_columns<4>(pipelined_columns_input<affine16>(53), affine16{3, 5}, compose16{});
   check_pipelined_columns<4>(pipelined_columns_input<float>(54), 7.0f, tally::plus{}, 2);
   check_pipelined_columns<4>(pipelined_columns_input<affine32>(55), affine32{3, 5}, compose32{}, 2);
+  check_pipelined_columns<4>(pipelined_columns_input<std::int32_t>(56), std::int32_t{7}, tally::plus{}, 3);
+  check_pipelined_columns<4>(pipelined_columns_input<std::int64_t>(57), std::int64_t{-3}, tally::plus{}, 5);
+  check_pipelined_columns<4>(pipelined_columns_input<affine16>(58), affine16{3, 5}, compose16{}, 3);
 }
 
 // The stall test for this kernel: the producer calls the hook right after drawing a
@@ -382,13 +386,24 @@ TEST(SegmentedBatchedVector, PipelinedColumnsPublic) {
   std::vector<std::int32_t> hi(static_cast<std::size_t>(rows * 32));
   for (auto& x : hi) x = static_cast<std::int32_t>(static_cast<int>(g() % 201) - 100);
   // rows of one line, then of two (column groups: (rows / 2, 64) int32 and (rows, 32)
-  // double), then of 64 bytes (tiles of 4 column words: (2 rows, 16) int32, (2 rows, 8) double)
-  check_cases<std::int32_t>({{{rows, 32}, 0}, {{2, rows / 2, 32}, 1}, {{rows / 2, 64}, 0}, {{2 * rows, 16}, 0}},
+  // double), then of 64 bytes (tiles of 4 column words: (2 rows, 16) int32, (2 rows, 8)
+  // double), then of 192 and 320 bytes (4 column words, 3 and 5 groups: (2 rows / 3, 48)
+  // int32, (rows, 24) double, (2, rows / 4, 40) double)
+  check_cases<std::int32_t>({{{rows, 32}, 0},
+                             {{2, rows / 2, 32}, 1},
+                             {{rows / 2, 64}, 0},
+                             {{2 * rows, 16}, 0},
+                             {{2 * rows / 3, 48}, 0}},
                             hi, 7, tally::plus{});
   std::vector<double> hd(static_cast<std::size_t>(rows * 32));
   for (auto& x : hd) x = static_cast<double>(static_cast<int>(g() % 201) - 100);
-  check_cases<double>({{{rows, 16}, 0}, {{3, rows / 3, 16}, 1}, {{rows, 32}, 0}, {{2 * rows, 8}, 0}}, hd, 0.5,
-                      tally::plus{});
+  check_cases<double>({{{rows, 16}, 0},
+                       {{3, rows / 3, 16}, 1},
+                       {{rows, 32}, 0},
+                       {{2 * rows, 8}, 0},
+                       {{rows, 24}, 0},
+                       {{2, rows / 4, 40}, 1}},
+                      hd, 0.5, tally::plus{});
 }
 
 // ---- the deterministic reduce-then-scan (columns_reduce_then_scan.cuh) ------------------------

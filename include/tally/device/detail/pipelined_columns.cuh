@@ -61,11 +61,14 @@
 //
 // Tiles of 4 column words instead of 8 (the kernel's Words): 64-byte tile rows, 512 rows
 // a tile, W = 16 int32 or 8 int64 columns, a warp holding eight runs; the public call
-// takes them for rows of exactly 64 bytes (narrow_words below).
+// takes them for rows of a multiple of 64 bytes that is not one of 128 (narrow_words and
+// takes_narrow below): rows of exactly 64 bytes are one group, rows of 192, 320 ... bytes
+// several (two tensor copies of 256 rows a tile).
 //
 // Applies (takes, below) to 16-byte aligned pointers to 4- and 8-byte values in rows of
-// whole 128-byte lines (inner a multiple of W) or of exactly 64 bytes, lines longer than one tile, at most
-// max_chains chains (outer x inner / W) and at least min_bytes of data; anything else
+// whole 64-byte pieces (inner a multiple of 16 int32 or 8 int64 columns), lines longer
+// than one tile, at most max_chains chains (outer x column groups) and at least
+// min_bytes of data; anything else
 // keeps strided_scan.cuh. (Rows of several lines were first tried in session 23 with the
 // tile copied row by row, on (16384, 4096) along axis 0, 128 chains of 32-column tiles:
 // no faster than columns_kernel, 1.22x the copy against 1.21x, with 16-byte cp.async
@@ -113,7 +116,8 @@ inline constexpr unsigned stage_bytes = tile_rows * 128u;  // 32 KiB, whatever t
 // Rows of exactly 64 bytes (16 int32 or 8 int64 columns) take tiles of 4 column words, 512
 // rows: (2^21, 16) int32 along axis 0 1.22-1.23x the copy, (2^21, 8) int64 1.29-1.31x,
 // against strided_kernel's 2.69-2.70x and 2.38-2.40x (H200, session 53, docs/perf-notes.md,
-// "Column words of 4"). Rows of 128 bytes keep 8 words: cut into two groups of 4 words
+// "Column words of 4"); rows of 192-448 bytes, session 54, below (takes_narrow). Rows of
+// 128 bytes keep 8 words: cut into two groups of 4 words
 // (two chains instead of one) they were slower, 1.25-1.28x against 1.20-1.23x for one
 // chain of (2^20, 32) int32, 1.34-1.36x against 1.22x for (2^20, 16) int64: the stage's
 // 64-byte tile rows, 512 bytes apart in a warp's reads, and two tensor copies a tile.
@@ -144,18 +148,27 @@ inline constexpr std::int64_t min_bytes = std::int64_t{1} << 24;
 // 1.13x against 1.14x (session 53, docs/perf-notes.md, "Column groups by tensor copies").
 inline constexpr std::int64_t max_chains = 8192;
 
-// (Rows of several lines need the tensor copy: the driver's encoder found, and the rows
-// of all slices, outer x len, below 2^31, the copy's coordinates; scan below may still
-// find the map refused, and then launches nothing and returns false. Rows of exactly 64
-// bytes: tiles of narrow_words, one group, a bulk copy a tile.)
+// Rows of a multiple of 64 bytes that is not one of 128 (16 or 48 int32 columns, 8 or 24
+// int64 ...) take tiles of narrow_words, the rest 8 words. Rows of 192 to 448 bytes ran
+// at 1.15-1.39x the copy with 4 words where columns_kernel took 1.69-2.38x ((2^19, 48)
+// int32 1.29-1.30x against 2.23-2.24x; (16384, 4080) int32 1.15-1.16x against 1.69x; H200,
+// session 54, docs/perf-notes.md, "Rows of an odd number of 64-byte pieces").
+template <class Acc>
+constexpr bool takes_narrow(std::int64_t inner) {
+  return inner % width<Acc> != 0;
+}
+
+// (Rows of several tile rows need the tensor copy: the driver's encoder found, and the
+// rows of all slices, outer x len, below 2^31, the copy's coordinates; scan below may
+// still find the map refused, and then launches nothing and returns false. Rows of
+// exactly one tile row, 128 or 64 bytes, are one group: a bulk copy a tile.)
 template <class Acc, class In, class Out>
 bool takes(In in, Out out, std::int64_t outer, std::int64_t len, std::int64_t inner, const options& o) {
   if constexpr (strided::columns_take_v<Acc, In, Out>) {
     if (o.deterministic && !single_pass::exact_values<Acc>::value) return false;
-    constexpr std::int64_t W = width<Acc>;
-    const bool narrow = inner == narrow_width<Acc>;
-    const std::int64_t groups = narrow ? 1 : inner / W;
-    if ((!narrow && inner % W != 0) || groups > max_chains || outer > max_chains / groups) return false;
+    const bool narrow = takes_narrow<Acc>(inner);
+    const std::int64_t groups = inner / (narrow ? narrow_width<Acc> : width<Acc>);
+    if (inner % narrow_width<Acc> != 0 || groups > max_chains || outer > max_chains / groups) return false;
     if (groups > 1 && (outer * len > 0x7fffffff || tensor_map::encoder() == nullptr)) return false;
     return len > (narrow ? rows_of<narrow_words> : tile_rows) &&
            outer * len * inner >= min_bytes / static_cast<std::int64_t>(sizeof(Acc)) &&
@@ -502,11 +515,11 @@ bool scan(const char* function, const Acc* in, Acc* out, std::int64_t outer, std
 }
 
 // The public call's scan (takes: checked by the caller): 8 column words a tile, or 4 for
-// rows of exactly 64 bytes. Returns scan's result.
+// rows of a multiple of 64 bytes that is not one of 128 (takes_narrow). Returns scan's result.
 template <bool Exclusive, class Acc, class Op>
 bool scan_rows(const char* function, const Acc* in, Acc* out, std::int64_t outer, std::int64_t len,
                std::int64_t inner, seed_value<Acc, Exclusive> seed, Op op, const options& o) {
-  if (inner == narrow_width<Acc>) {
+  if (takes_narrow<Acc>(inner)) {
     return scan<Exclusive, Acc, Op, single_pass::no_stall, lookback_reads, narrow_words>(function, in, out, outer,
                                                                                          len, inner, seed, op, o);
   }
