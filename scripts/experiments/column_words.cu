@@ -4,7 +4,9 @@
 // (session 53; docs/perf-notes.md, "Column words of 4: two chains where there was one";
 // session 54 added `column_words 15 odd`: rows of an odd number of 64-byte pieces, which
 // only 4 words cut into whole column groups, and the plain scan of the same bytes beside
-// one chain of (2^20, 32) int32).
+// one chain of (2^20, 32) int32; `column_words 15 narrow`: rows of 16 to 96 bytes on
+// tiles of 2 column words (1024 rows x 32 bytes) and of 1 (2048 rows x 16 bytes), where
+// the public call takes strided_kernel).
 // The experiment: batched scans along axis 0 by the pipelined column tiles with 8 column
 // words (128-byte tile rows, 256 rows: the library's for rows of whole lines) and with 4
 // (64-byte tile rows, 512 rows: rows of one line become two column groups, two chains of
@@ -46,7 +48,9 @@ void run(int variant, const T* in, T* out, std::int64_t outer, std::int64_t len,
       }
       break;
     case 1: ok = pc::scan<Exclusive, T, tally::plus, H, 4, 8>("experiment", in, out, outer, len, inner, seed, tally::plus{}, o); break;
-    default: ok = pc::scan<Exclusive, T, tally::plus, H, 4, 4>("experiment", in, out, outer, len, inner, seed, tally::plus{}, o); break;
+    case 2: ok = pc::scan<Exclusive, T, tally::plus, H, 4, 4>("experiment", in, out, outer, len, inner, seed, tally::plus{}, o); break;
+    case 3: ok = pc::scan<Exclusive, T, tally::plus, H, 4, 2>("experiment", in, out, outer, len, inner, seed, tally::plus{}, o); break;
+    default: ok = pc::scan<Exclusive, T, tally::plus, H, 4, 1>("experiment", in, out, outer, len, inner, seed, tally::plus{}, o); break;
   }
   if (!ok) { std::printf("the tensor map was refused\n"); std::exit(1); }
 }
@@ -95,6 +99,71 @@ void time_case(const char* name, std::int64_t outer, std::int64_t len, std::int6
   std::printf("\n");
 }
 
+// Rows narrower than 64 bytes, or of an odd number of 32-byte pieces: 2 column words (32-byte
+// tile rows, 1024 rows a tile) where the rows are whole 32-byte pieces, 1 word (2048 rows of
+// 16 bytes) always; the public call takes strided_kernel there. Checked: every variant
+// that applies, inclusive and exclusive, on small shapes; timed: copy, public, 2 words, 1.
+template <class T>
+std::vector<int> narrow_variants(std::int64_t inner) {
+  std::vector<int> v = {0};
+  if (inner % (2 * pc::vec<T>) == 0) v.push_back(3);
+  v.push_back(4);
+  return v;
+}
+
+template <class T>
+void check_narrow(const char* name, std::int64_t outer, std::int64_t len, std::int64_t inner) {
+  const column_case<T> c(outer, len, inner);
+  std::vector<int> vs = narrow_variants<T>(inner);
+  vs.erase(vs.begin());  // small shapes: the public call is another kernel (below 16 MiB)
+  c.template check<false>(name, vs, [&](int v, const T* in, T* out, T init) {
+    run<false, T>(v, in, out, outer, len, inner, init);
+  });
+  c.template check<true>(name, vs, [&](int v, const T* in, T* out, T init) {
+    run<true, T>(v, in, out, outer, len, inner, init);
+  });
+  std::printf("ok %-7s (%lld, %lld, %lld)\n", name, (long long)outer, (long long)len, (long long)inner);
+}
+
+template <class T>
+void time_narrow(const char* name, std::int64_t outer, std::int64_t len, std::int64_t inner, int reps) {
+  const column_case<T> c(outer, len, inner);
+  const std::int64_t n = c.n;
+  const std::vector<int> vs = narrow_variants<T>(inner);
+  c.template check<false>(name, vs, [&](int v, const T* in, T* out, T init) {
+    run<false, T>(v, in, out, outer, len, inner, init);
+  });
+  std::vector<std::function<void()>> fs = {
+      [&] { CK(cudaMemcpyAsync(c.out, c.in, n * sizeof(T), cudaMemcpyDeviceToDevice)); }};
+  for (const int v : vs) fs.push_back([&, v] { run<false, T>(v, c.in, c.out, outer, len, inner, T{}); });
+  const auto t = interleaved_us(fs, reps);
+  std::printf("time %-7s (%lld, %lld, %lld) %6.1f MiB: copy %7.2f us | public %.3fx", name, (long long)outer,
+              (long long)len, (long long)inner, n * sizeof(T) / 1048576.0, t[0], t[1] / t[0]);
+  for (std::size_t i = 1; i < vs.size(); ++i) std::printf(" | words %d %.3fx", vs[i] == 3 ? 2 : 1, t[i + 1] / t[0]);
+  std::printf("\n");
+}
+
+void narrow_rows(int reps) {
+  check_narrow<int>("int32", 1, 3000, 8);
+  check_narrow<int>("int32", 3, 5000, 4);
+  check_narrow<int>("int32", 2, 4000, 24);
+  check_narrow<float>("float", 1, 9000, 12);
+  check_narrow<long long>("int64", 1, 7000, 4);
+  check_narrow<double>("double", 2, 3001, 2);
+  check_narrow<long long>("int64", 1, 5000, 6);
+  for (int pass = 0; pass < 2; ++pass) {
+    time_narrow<int>("int32", 1, 1 << 22, 8, reps);       // 32-byte rows
+    time_narrow<float>("float", 1, 1 << 22, 8, reps);
+    time_narrow<int>("int32", 1, 1 << 23, 4, reps);       // 16-byte rows
+    time_narrow<int>("int32", 1, 1 << 21, 12, reps);      // 48 bytes
+    time_narrow<int>("int32", 1, 1 << 20, 24, reps);      // 96 bytes
+    time_narrow<long long>("int64", 1, 1 << 22, 4, reps); // 32 bytes
+    time_narrow<double>("double", 1, 1 << 22, 4, reps);
+    time_narrow<int>("int32", 4, 1 << 20, 8, reps);       // 4 slices
+    time_narrow<int>("int32", 1, 1 << 19, 8, reps);       // 16 MiB
+  }
+}
+
 // Rows of an odd number of 64-byte pieces (192, 320, ... bytes): the public call takes
 // columns_kernel there (a block a tile); 4 column words cut them into whole groups.
 void odd_rows(int reps) {
@@ -121,6 +190,10 @@ int main(int argc, char** argv) {
   const int reps = argc > 1 ? std::atoi(argv[1]) : 15;
   if (argc > 2 && std::strcmp(argv[2], "odd") == 0) {
     odd_rows(reps);
+    return 0;
+  }
+  if (argc > 2 && std::strcmp(argv[2], "narrow") == 0) {
+    narrow_rows(reps);
     return 0;
   }
   check_case<int>("int32", 1, 100, 32);
