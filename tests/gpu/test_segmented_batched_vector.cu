@@ -226,9 +226,9 @@ TEST(SegmentedBatchedVector, DeterministicFloatLines) { check_deterministic<floa
 TEST(SegmentedBatchedVector, DeterministicDoubleLines) { check_deterministic<double>(deterministic_lines()); }
 
 // ---- the pipelined column tiles (pipelined_columns.cuh) ----------------------------------------
-// The public scans take them only from 16 MiB of data on (rows of whole 128-byte lines, at
-// most 64 chains): public cases for 4- and 8-byte values, rows of one line and of two, in
-// full mode (with options.deterministic, the 8-byte floats keep columns_kernel), and the
+// The public scans take them only from 16 MiB of data on (rows of whole 32-byte pieces, at
+// most 8192 chains): public cases for 4- and 8-byte values, rows of one line and of two,
+// of 64, 192 and 320 bytes (4 words), of 32 and 96 bytes (2 words), in full mode (with options.deterministic, the 8-byte floats keep columns_kernel), and the
 // kernel called directly at every edge: a line shorter than a tile, exactly one, one tile
 // and a row, a partial last tile, several lines, more tiles than the device holds blocks at
 // once, in place; each in rows of one line (a bulk copy a tile) and of two or three (a
@@ -236,8 +236,8 @@ TEST(SegmentedBatchedVector, DeterministicDoubleLines) { check_deterministic<dou
 // int64, and the non-commutative affine maps; and a stall test.
 namespace pc = tally::detail::pipelined_columns;
 
-// (Words: the tile's column words, 8 (128-byte tile rows) or 4 (64-byte ones); a row is
-// `groups` tile rows wide)
+// (Words: the tile's column words, 8 (128-byte tile rows), 4 (64-byte ones) or 2 (32-byte
+// ones); a row is `groups` tile rows wide)
 template <bool Exclusive, class T, class Op, class Hook = tally::detail::single_pass::no_stall, int Words = pc::words>
 void pipelined_columns_scan(const T* in, T* out, i64 outer, i64 len, const T& init, Op op, Hook hook = {},
                             i64 groups = 1) {
@@ -350,6 +350,18 @@ TEST(SegmentedBatchedVector, PipelinedColumnsFourWords) {
   check_pipelined_columns<4>(pipelined_columns_input<affine16>(58), affine16{3, 5}, compose16{}, 3);
 }
 
+// Tiles of 2 column words (32-byte tile rows, 1024 rows): rows of exactly 32 bytes (one
+// group, a bulk copy a tile) and of three groups (96 bytes: four tensor copies of 256 rows
+// a tile), what the public call takes them for.
+TEST(SegmentedBatchedVector, PipelinedColumnsTwoWords) {
+  check_pipelined_columns<2>(pipelined_columns_input<std::int32_t>(61), std::int32_t{7}, tally::plus{});
+  check_pipelined_columns<2>(pipelined_columns_input<double>(62), 0.5, tally::plus{});
+  check_pipelined_columns<2>(pipelined_columns_input<affine16>(63), affine16{3, 5}, compose16{});
+  check_pipelined_columns<2>(pipelined_columns_input<float>(64), 7.0f, tally::plus{}, 3);
+  check_pipelined_columns<2>(pipelined_columns_input<std::int64_t>(65), std::int64_t{-3}, tally::plus{}, 3);
+  check_pipelined_columns<2>(pipelined_columns_input<affine32>(66), affine32{3, 5}, compose32{}, 3);
+}
+
 // The stall test for this kernel: the producer calls the hook right after drawing a
 // tile's ticket, before the tile's copy starts; the tiles below a delayed one must wait
 // for it (one chain: every tile looks back through the ones above it; rows of two lines:
@@ -388,12 +400,15 @@ TEST(SegmentedBatchedVector, PipelinedColumnsPublic) {
   // rows of one line, then of two (column groups: (rows / 2, 64) int32 and (rows, 32)
   // double), then of 64 bytes (tiles of 4 column words: (2 rows, 16) int32, (2 rows, 8)
   // double), then of 192 and 320 bytes (4 column words, 3 and 5 groups: (2 rows / 3, 48)
-  // int32, (rows, 24) double, (2, rows / 4, 40) double)
+  // int32, (rows, 24) double, (2, rows / 4, 40) double), then of 32 and 96 bytes (2 column
+  // words, 1 and 3 groups: (4 rows, 8) and (4 rows / 3, 24) int32, (4 rows, 4) double)
   check_cases<std::int32_t>({{{rows, 32}, 0},
                              {{2, rows / 2, 32}, 1},
                              {{rows / 2, 64}, 0},
                              {{2 * rows, 16}, 0},
-                             {{2 * rows / 3, 48}, 0}},
+                             {{2 * rows / 3, 48}, 0},
+                             {{4 * rows, 8}, 0},
+                             {{4 * rows / 3, 24}, 0}},
                             hi, 7, tally::plus{});
   std::vector<double> hd(static_cast<std::size_t>(rows * 32));
   for (auto& x : hd) x = static_cast<double>(static_cast<int>(g() % 201) - 100);
@@ -402,7 +417,8 @@ TEST(SegmentedBatchedVector, PipelinedColumnsPublic) {
                        {{rows, 32}, 0},
                        {{2 * rows, 8}, 0},
                        {{rows, 24}, 0},
-                       {{2, rows / 4, 40}, 1}},
+                       {{2, rows / 4, 40}, 1},
+                       {{4 * rows, 4}, 0}},
                       hd, 0.5, tally::plus{});
 }
 

@@ -62,11 +62,13 @@
 // Tiles of 4 column words instead of 8 (the kernel's Words): 64-byte tile rows, 512 rows
 // a tile, W = 16 int32 or 8 int64 columns, a warp holding eight runs; the public call
 // takes them for rows of a multiple of 64 bytes that is not one of 128 (narrow_words and
-// takes_narrow below): rows of exactly 64 bytes are one group, rows of 192, 320 ... bytes
-// several (two tensor copies of 256 rows a tile).
+// words_for below): rows of exactly 64 bytes are one group, rows of 192, 320 ... bytes
+// several (two tensor copies of 256 rows a tile). Tiles of 2 words (32-byte tile rows,
+// 1024 rows, W = 8 int32 or 4 int64 columns, sixteen runs a warp, 4 or 8 look-back lanes
+// a column) take rows of a multiple of 32 bytes that is not one of 64.
 //
 // Applies (takes, below) to 16-byte aligned pointers to 4- and 8-byte values in rows of
-// whole 64-byte pieces (inner a multiple of 16 int32 or 8 int64 columns), lines longer
+// whole 32-byte pieces (inner a multiple of 8 int32 or 4 int64 columns), lines longer
 // than one tile, at most max_chains chains (outer x column groups) and at least
 // min_bytes of data; anything else
 // keeps strided_scan.cuh. (Rows of several lines were first tried in session 23 with the
@@ -108,7 +110,7 @@ template <int Words>
 inline constexpr int rows_of = compute_threads / Words * run_rows;  // a tile's rows
 inline constexpr int tile_rows = rows_of<words>;  // 256
 // The rows of one tensor copy: a tile's, at most the 256 a box may have (tensor_map.cuh);
-// a tile of 512 rows (4 words) takes two copies.
+// a tile of 512 rows (4 words) takes two copies, of 1024 rows (2 words) four.
 template <int Words>
 inline constexpr int box_rows_of = rows_of<Words> < 256 ? rows_of<Words> : 256;
 inline constexpr int stages = 2;
@@ -116,19 +118,21 @@ inline constexpr unsigned stage_bytes = tile_rows * 128u;  // 32 KiB, whatever t
 // Rows of exactly 64 bytes (16 int32 or 8 int64 columns) take tiles of 4 column words, 512
 // rows: (2^21, 16) int32 along axis 0 1.22-1.23x the copy, (2^21, 8) int64 1.29-1.31x,
 // against strided_kernel's 2.69-2.70x and 2.38-2.40x (H200, session 53, docs/perf-notes.md,
-// "Column words of 4"); rows of 192-448 bytes, session 54, below (takes_narrow). Rows of
+// "Column words of 4"); rows of 192-448 bytes, session 54, below (words_for). Rows of
 // 128 bytes keep 8 words: cut into two groups of 4 words
 // (two chains instead of one) they were slower, 1.25-1.28x against 1.20-1.23x for one
 // chain of (2^20, 32) int32, 1.34-1.36x against 1.22x for (2^20, 16) int64: the stage's
 // 64-byte tile rows, 512 bytes apart in a warp's reads, and two tensor copies a tile.
 inline constexpr int narrow_words = 4;
+// Rows of a multiple of 32 bytes that is not one of 64 take tiles of 2 words, 1024 rows x
+// 32 bytes (words_for below). 1 word (2048 rows x 16 bytes, for rows of 16 or 48 bytes) was
+// slower than strided_kernel: 2.97-4.60x the copy against 2.75-2.93x (session 54).
+inline constexpr int narrowest_words = 2;
 
 template <class Acc>
 inline constexpr int vec = static_cast<int>(16 / sizeof(Acc));
 template <class Acc>
 inline constexpr int width = words * vec<Acc>;  // W: columns per tile
-template <class Acc>
-inline constexpr int narrow_width = narrow_words * vec<Acc>;  // the same with 4 words
 // The tiles each look-back lane reads a round (the lanes: 32 / W a column). Measured, one
 // chain of (2^20, W) along axis 0 (docs/perf-notes.md, "Version 9"; x the copy): int32
 // reading 1, 2, 4 or 8 tiles a lane 1.81-1.82x, 1.49x, 1.30-1.31x, 1.31x; int64 (two lanes
@@ -148,14 +152,23 @@ inline constexpr std::int64_t min_bytes = std::int64_t{1} << 24;
 // 1.13x against 1.14x (session 53, docs/perf-notes.md, "Column groups by tensor copies").
 inline constexpr std::int64_t max_chains = 8192;
 
-// Rows of a multiple of 64 bytes that is not one of 128 (16 or 48 int32 columns, 8 or 24
-// int64 ...) take tiles of narrow_words, the rest 8 words. Rows of 192 to 448 bytes ran
-// at 1.15-1.39x the copy with 4 words where columns_kernel took 1.69-2.38x ((2^19, 48)
-// int32 1.29-1.30x against 2.23-2.24x; (16384, 4080) int32 1.15-1.16x against 1.69x; H200,
-// session 54, docs/perf-notes.md, "Rows of an odd number of 64-byte pieces").
+// The column words of a row's tiles: the most of 8, 4 and 2 that cut the row into whole
+// column groups (rows of a multiple of 128, 64 or 32 bytes), 0 where none does (the row
+// is not a multiple of 32 bytes: strided_scan.cuh takes it). H200, session 54,
+// docs/perf-notes.md: rows of 192 to 448 bytes ran at 1.15-1.39x the copy with 4 words
+// where columns_kernel took 1.69-2.38x ((2^19, 48) int32 1.29-1.30x against 2.23-2.24x;
+// (16384, 4080) int32 1.15-1.16x against 1.69x; "Rows of an odd number of 64-byte
+// pieces"); rows of 32 and 96 bytes at 1.54-1.73x with 2 words where strided_kernel took
+// 2.35-2.93x ((2^22, 8) int32 1.54-1.55x against 2.70x; (2^22, 4) int64 1.63-1.67x against
+// 2.35-2.40x; "Rows narrower than 64 bytes"). Those 2-word tiles read the stage with 4-way
+// bank conflicts (a quarter-warp's four runs of 8 rows, 256 bytes apart, on the same 8
+// banks), 4-word ones with 2-way: the likely part of what they lose to 8 words.
 template <class Acc>
-constexpr bool takes_narrow(std::int64_t inner) {
-  return inner % width<Acc> != 0;
+constexpr int words_for(std::int64_t inner) {
+  for (const int w : {words, narrow_words, narrowest_words}) {
+    if (inner % (w * vec<Acc>) == 0) return w;
+  }
+  return 0;
 }
 
 // (Rows of several tile rows need the tensor copy: the driver's encoder found, and the
@@ -166,11 +179,12 @@ template <class Acc, class In, class Out>
 bool takes(In in, Out out, std::int64_t outer, std::int64_t len, std::int64_t inner, const options& o) {
   if constexpr (strided::columns_take_v<Acc, In, Out>) {
     if (o.deterministic && !single_pass::exact_values<Acc>::value) return false;
-    const bool narrow = takes_narrow<Acc>(inner);
-    const std::int64_t groups = inner / (narrow ? narrow_width<Acc> : width<Acc>);
-    if (inner % narrow_width<Acc> != 0 || groups > max_chains || outer > max_chains / groups) return false;
+    const int tile_words = words_for<Acc>(inner);
+    if (tile_words == 0) return false;
+    const std::int64_t groups = inner / (tile_words * vec<Acc>);
+    if (groups > max_chains || outer > max_chains / groups) return false;
     if (groups > 1 && (outer * len > 0x7fffffff || tensor_map::encoder() == nullptr)) return false;
-    return len > (narrow ? rows_of<narrow_words> : tile_rows) &&
+    return len > compute_threads / tile_words * run_rows &&  // more than one tile (rows_of)
            outer * len * inner >= min_bytes / static_cast<std::int64_t>(sizeof(Acc)) &&
            single_pass::aligned_16(in) && single_pass::aligned_16(out);
   } else {
@@ -514,16 +528,22 @@ bool scan(const char* function, const Acc* in, Acc* out, std::int64_t outer, std
   return true;
 }
 
-// The public call's scan (takes: checked by the caller): 8 column words a tile, or 4 for
-// rows of a multiple of 64 bytes that is not one of 128 (takes_narrow). Returns scan's result.
+// The public call's scan (takes: checked by the caller): tiles of words_for(inner) column
+// words, 8, 4 or 2. Returns scan's result.
 template <bool Exclusive, class Acc, class Op>
 bool scan_rows(const char* function, const Acc* in, Acc* out, std::int64_t outer, std::int64_t len,
                std::int64_t inner, seed_value<Acc, Exclusive> seed, Op op, const options& o) {
-  if (takes_narrow<Acc>(inner)) {
-    return scan<Exclusive, Acc, Op, single_pass::no_stall, lookback_reads, narrow_words>(function, in, out, outer,
-                                                                                         len, inner, seed, op, o);
+  using single_pass::no_stall;
+  switch (words_for<Acc>(inner)) {
+    case words:
+      return scan<Exclusive, Acc>(function, in, out, outer, len, inner, seed, op, o);
+    case narrow_words:
+      return scan<Exclusive, Acc, Op, no_stall, lookback_reads, narrow_words>(function, in, out, outer, len, inner,
+                                                                              seed, op, o);
+    default:
+      return scan<Exclusive, Acc, Op, no_stall, lookback_reads, narrowest_words>(function, in, out, outer, len,
+                                                                                 inner, seed, op, o);
   }
-  return scan<Exclusive, Acc>(function, in, out, outer, len, inner, seed, op, o);
 }
 
 }  // namespace tally::detail::pipelined_columns
