@@ -236,12 +236,14 @@ TEST(SegmentedBatchedVector, DeterministicDoubleLines) { check_deterministic<dou
 // int64, and the non-commutative affine maps; and a stall test.
 namespace pc = tally::detail::pipelined_columns;
 
-// (Words: the tile's column words, 8 (128-byte tile rows), 4 (64-byte ones) or 2 (32-byte
-// ones); a row is `groups` tile rows wide)
-template <bool Exclusive, class T, class Op, class Hook = tally::detail::single_pass::no_stall, int Words = pc::words>
+// (Words: the tile's column words, 8 (128-byte tile rows), 4 (64-byte ones), 2 (32-byte
+// ones) or 1; a row is `groups` tile rows wide; Swizzle: the stage copied swizzled, one
+// group only)
+template <bool Exclusive, class T, class Op, class Hook = tally::detail::single_pass::no_stall, int Words = pc::words,
+          bool Swizzle = false>
 void pipelined_columns_scan(const T* in, T* out, i64 outer, i64 len, const T& init, Op op, Hook hook = {},
                             i64 groups = 1) {
-  ASSERT_TRUE((pc::scan<Exclusive, T, Op, Hook, pc::lookback_reads, Words>(
+  ASSERT_TRUE((pc::scan<Exclusive, T, Op, Hook, pc::lookback_reads, Words, Swizzle>(
       "pipelined columns test", in, out, outer, len, groups * Words * pc::vec<T>,
       tally::detail::make_seed<T, Exclusive>(init), op, tally::options{}, hook)))
       << "the tensor map of rows of " << groups << " column groups was refused";
@@ -252,15 +254,19 @@ i64 many_tiles() { return quick() ? 420 : 1400; }
 
 // (rows of `groups` lines: inner = groups x W; the shapes' sizes shrink with groups, so
 // that each fits the input of pipelined_columns_input)
-template <int Words = pc::words, class T, class Op>
+// (Swizzle: several slices only where they are whole 128-byte lines, as swizzles() asks:
+// (3, 2 rows + 8) instead of (3, 777) and (5, 3 rows - 1))
+template <int Words = pc::words, bool Swizzle = false, class T, class Op>
 void check_pipelined_columns(const std::vector<T>& h, const T& init, Op op, i64 groups = 1) {
   using no_stall = tally::detail::single_pass::no_stall;
   const i64 W = groups * Words * pc::vec<T>;  // the row: `groups` column groups
   const i64 rows = pc::rows_of<Words>;
   const i64 longest = many_tiles() / groups * rows - 13;
-  const std::vector<std::pair<i64, i64>> shapes = {  // (outer, len)
-      {1, 100}, {1, rows}, {1, rows + 1}, {1, 1000}, {3, 777}, {2, 16 * rows}, {5, 3 * rows - 1},
-      {1, longest}};
+  const std::vector<std::pair<i64, i64>> shapes =  // (outer, len)
+      Swizzle ? std::vector<std::pair<i64, i64>>{{1, 100}, {1, rows}, {1, rows + 1}, {1, 1000}, {3, 2 * rows + 8},
+                                                 {2, 16 * rows}, {1, longest}}
+              : std::vector<std::pair<i64, i64>>{{1, 100}, {1, rows}, {1, rows + 1}, {1, 1000}, {3, 777},
+                                                 {2, 16 * rows}, {5, 3 * rows - 1}, {1, longest}};
   const device_buffer<T> in(h);
   device_buffer<T> out(h.size());
   std::vector<T> want(h.size());
@@ -271,10 +277,12 @@ void check_pipelined_columns(const std::vector<T>& h, const T& init, Op op, i64 
     for (const bool exclusive : {false, true}) {
       out.poison();
       if (exclusive) {
-        pipelined_columns_scan<true, T, Op, no_stall, Words>(in.data(), out.data(), outer, len, init, op, {}, groups);
+        pipelined_columns_scan<true, T, Op, no_stall, Words, Swizzle>(in.data(), out.data(), outer, len, init, op, {},
+                                                                      groups);
         seq::exclusive_scan_batched(h.begin(), want.begin(), std::span<const i64>(shape), 1, init, op);
       } else {
-        pipelined_columns_scan<false, T, Op, no_stall, Words>(in.data(), out.data(), outer, len, init, op, {}, groups);
+        pipelined_columns_scan<false, T, Op, no_stall, Words, Swizzle>(in.data(), out.data(), outer, len, init, op,
+                                                                       {}, groups);
         seq::inclusive_scan_batched(h.begin(), want.begin(), std::span<const i64>(shape), 1, op);
       }
       TALLY_TEST_CUDA(cudaDeviceSynchronize());
@@ -290,7 +298,8 @@ void check_pipelined_columns(const std::vector<T>& h, const T& init, Op op, i64 
   // in place, the largest shape
   const std::vector<i64> shape = {1, longest, W};
   device_buffer<T> work(h);
-  pipelined_columns_scan<true, T, Op, no_stall, Words>(work.data(), work.data(), 1, longest, init, op, {}, groups);
+  pipelined_columns_scan<true, T, Op, no_stall, Words, Swizzle>(work.data(), work.data(), 1, longest, init, op, {},
+                                                                groups);
   seq::exclusive_scan_batched(h.begin(), want.begin(), std::span<const i64>(shape), 1, init, op);
   TALLY_TEST_CUDA(cudaDeviceSynchronize());
   const std::vector<T> got = work.download(static_cast<std::size_t>(longest * W));
@@ -362,6 +371,19 @@ TEST(SegmentedBatchedVector, PipelinedColumnsTwoWords) {
   check_pipelined_columns<2>(pipelined_columns_input<affine32>(66), affine32{3, 5}, compose32{}, 3);
 }
 
+// The swizzled stage (rows of one tile row of 64, 32 or 16 bytes, slices of whole lines):
+// 4, 2 and 1 words, each with a 4- and an 8-byte type, and the non-commutative maps.
+TEST(SegmentedBatchedVector, PipelinedColumnsSwizzled) {
+  check_pipelined_columns<4, true>(pipelined_columns_input<std::int32_t>(71), std::int32_t{7}, tally::plus{});
+  check_pipelined_columns<4, true>(pipelined_columns_input<double>(72), 0.5, tally::plus{});
+  check_pipelined_columns<2, true>(pipelined_columns_input<float>(73), 7.0f, tally::plus{});
+  check_pipelined_columns<2, true>(pipelined_columns_input<std::int64_t>(74), std::int64_t{-3}, tally::plus{});
+  check_pipelined_columns<2, true>(pipelined_columns_input<affine16>(75), affine16{3, 5}, compose16{});
+  check_pipelined_columns<1, true>(pipelined_columns_input<std::int32_t>(76), std::int32_t{7}, tally::plus{});
+  check_pipelined_columns<1, true>(pipelined_columns_input<double>(77), 0.5, tally::plus{});
+  check_pipelined_columns<1, true>(pipelined_columns_input<affine32>(78), affine32{3, 5}, compose32{});
+}
+
 // The stall test for this kernel: the producer calls the hook right after drawing a
 // tile's ticket, before the tile's copy starts; the tiles below a delayed one must wait
 // for it (one chain: every tile looks back through the ones above it; rows of two lines:
@@ -401,14 +423,19 @@ TEST(SegmentedBatchedVector, PipelinedColumnsPublic) {
   // double), then of 64 bytes (tiles of 4 column words: (2 rows, 16) int32, (2 rows, 8)
   // double), then of 192 and 320 bytes (4 column words, 3 and 5 groups: (2 rows / 3, 48)
   // int32, (rows, 24) double, (2, rows / 4, 40) double), then of 32 and 96 bytes (2 column
-  // words, 1 and 3 groups: (4 rows, 8) and (4 rows / 3, 24) int32, (4 rows, 4) double)
+  // words, 1 and 3 groups: (4 rows, 8) and (4 rows / 3, 24) int32, (4 rows, 4) double;
+  // swizzled but for the 3 groups and (2, 2 rows, 8), whose slices are not whole lines),
+  // then of 16 bytes (1 word, swizzled: (8 rows, 4) int32; (2, 4 rows - 4, 2) double)
   check_cases<std::int32_t>({{{rows, 32}, 0},
                              {{2, rows / 2, 32}, 1},
                              {{rows / 2, 64}, 0},
                              {{2 * rows, 16}, 0},
                              {{2 * rows / 3, 48}, 0},
                              {{4 * rows, 8}, 0},
-                             {{4 * rows / 3, 24}, 0}},
+                             {{4 * rows / 3, 24}, 0},
+                             {{2, 2 * rows, 8}, 1},
+                             {{2, 2 * rows - 2, 8}, 1},
+                             {{8 * rows, 4}, 0}},
                             hi, 7, tally::plus{});
   std::vector<double> hd(static_cast<std::size_t>(rows * 32));
   for (auto& x : hd) x = static_cast<double>(static_cast<int>(g() % 201) - 100);
@@ -418,7 +445,8 @@ TEST(SegmentedBatchedVector, PipelinedColumnsPublic) {
                        {{2 * rows, 8}, 0},
                        {{rows, 24}, 0},
                        {{2, rows / 4, 40}, 1},
-                       {{4 * rows, 4}, 0}},
+                       {{4 * rows, 4}, 0},
+                       {{2, 4 * rows - 4, 2}, 1}},
                       hd, 0.5, tally::plus{});
 }
 

@@ -57,7 +57,8 @@
 //   of all columns side by side with a look-back per column (device/detail/
 //   strided_scan.cuh; two 4-byte columns: a scan of 8-byte column pairs; lines of at most
 //   32 elements: one thread per line, or per 16-byte word of four 4-byte lines; rows of
-//   whole 32-byte pieces (of 128-byte lines, else 64, where they are) in at most 8192 chains of tiles, from
+//   whole 32-byte pieces (of 128-byte lines, else 64, where they are), or of 16 bytes in slices of whole
+//   128-byte lines, in at most 8192 chains of tiles, from
 //   16 MiB on: persistent blocks that scan a tile while looking back for the one before,
 //   device/detail/pipelined_columns.cuh, a tile of rows of several lines copied by one
 //   tensor copy).
@@ -404,7 +405,8 @@ void batched(const char* function, In in, Out out, const axis_view& v, Acc init,
                   segmented_offsets::acc_pointer_v<Acc, Out>) {
       if (v.inner == 2 && column_pairs<Exclusive>(function, in, out, v, init, op, o)) return;
     }
-    // rows of whole 32-byte pieces (whole 128-byte lines, else 64-byte or 32-byte pieces) in chains of more than one
+    // rows of whole 32-byte pieces (whole 128-byte lines, else 64-byte or 32-byte pieces), or of 16 bytes in
+    // slices of whole lines, in chains of more than one
     // tile: the pipelined column tiles (false: the driver refused the tensor map of rows
     // of several lines, nothing launched)
     if (pipelined_columns::takes<Acc>(in, out, v.outer, v.len, v.inner, o)) {

@@ -65,10 +65,13 @@
 // words_for below): rows of exactly 64 bytes are one group, rows of 192, 320 ... bytes
 // several (two tensor copies of 256 rows a tile). Tiles of 2 words (32-byte tile rows,
 // 1024 rows, W = 8 int32 or 4 int64 columns, sixteen runs a warp, 4 or 8 look-back lanes
-// a column) take rows of a multiple of 32 bytes that is not one of 64.
+// a column) take rows of a multiple of 32 bytes that is not one of 64; tiles of 1 word
+// (2048 rows x 16 bytes) rows of exactly 16 bytes. A tile of fewer than 8 words in rows of
+// one group is copied swizzled where the slices allow it (Swizzle, above the kernel).
 //
 // Applies (takes, below) to 16-byte aligned pointers to 4- and 8-byte values in rows of
-// whole 32-byte pieces (inner a multiple of 8 int32 or 4 int64 columns), lines longer
+// whole 32-byte pieces (inner a multiple of 8 int32 or 4 int64 columns) or of exactly 16
+// bytes in slices of whole 128-byte lines, lines longer
 // than one tile, at most max_chains chains (outer x column groups) and at least
 // min_bytes of data; anything else
 // keeps strided_scan.cuh. (Rows of several lines were first tried in session 23 with the
@@ -125,8 +128,11 @@ inline constexpr unsigned stage_bytes = tile_rows * 128u;  // 32 KiB, whatever t
 // 64-byte tile rows, 512 bytes apart in a warp's reads, and two tensor copies a tile.
 inline constexpr int narrow_words = 4;
 // Rows of a multiple of 32 bytes that is not one of 64 take tiles of 2 words, 1024 rows x
-// 32 bytes (words_for below). 1 word (2048 rows x 16 bytes, for rows of 16 or 48 bytes) was
-// slower than strided_kernel: 2.97-4.60x the copy against 2.75-2.93x (session 54).
+// 32 bytes (words_for below); rows of exactly 16 bytes tiles of 1 word, 2048 rows, where
+// their stage is swizzled (the kernel's Swizzle): 2.41-2.45x the copy against
+// strided_kernel's 2.75-2.76x. Read as landed, 1-word tiles were slower than
+// strided_kernel (2.97-4.60x), so rows of 48, 80 ... bytes (several 1-word groups) keep it
+// (session 54).
 inline constexpr int narrowest_words = 2;
 
 template <class Acc>
@@ -168,7 +174,14 @@ constexpr int words_for(std::int64_t inner) {
   for (const int w : {words, narrow_words, narrowest_words}) {
     if (inner % (w * vec<Acc>) == 0) return w;
   }
-  return 0;
+  return inner == vec<Acc> ? 1 : 0;  // rows of 16 bytes: 1 word, swizzled only (takes)
+}
+
+// Whether tiles of tile_row_bytes (Words x 16) take the swizzled stage (the kernel's
+// Swizzle): rows of exactly one tile row narrower than a line, in slices of whole
+// 128-byte lines (every tile then starts on a line of the tensor copy's map).
+constexpr bool swizzles(std::int64_t outer, std::int64_t len, std::int64_t row_bytes, std::int64_t tile_row_bytes) {
+  return row_bytes == tile_row_bytes && tile_row_bytes < 128 && (outer == 1 || len * row_bytes % 128 == 0);
 }
 
 // (Rows of several tile rows need the tensor copy: the driver's encoder found, and the
@@ -181,6 +194,7 @@ bool takes(In in, Out out, std::int64_t outer, std::int64_t len, std::int64_t in
     if (o.deterministic && !single_pass::exact_values<Acc>::value) return false;
     const int tile_words = words_for<Acc>(inner);
     if (tile_words == 0) return false;
+    if (tile_words == 1 && !swizzles(outer, len, inner * static_cast<std::int64_t>(sizeof(Acc)), 16)) return false;
     const std::int64_t groups = inner / (tile_words * vec<Acc>);
     if (groups > max_chains || outer > max_chains / groups) return false;
     if (groups > 1 && (outer * len > 0x7fffffff || tensor_map::encoder() == nullptr)) return false;
@@ -215,7 +229,28 @@ TALLY_DEVICE TALLY_FORCEINLINE std::int64_t tile_origin(const tile_place& p, con
 
 // Launch bounds: 3 blocks per SM, what shared memory allows (two 32 KiB stages a block),
 // as for pipelined_kernel.
-template <bool Exclusive, int Reads, int Words, class Acc, class Op, class Hook>
+// Swizzle: the stage of a tile of fewer than 8 words in rows of one group (rows of 64, 32
+// or 16 bytes) lands swizzled. Read as it lands, such a stage serves a quarter-warp's
+// 16-byte reads of its runs' rows (512, 256 or 128 bytes apart) from the same 16, 8 or 4
+// banks: 2, 4 or 8 wavefronts where 8-word tiles take 1, in step a's loads, its
+// write-back and step c's loads. So the producer copies it with a tensor copy of 256
+// lines of 128 bytes (rows_map: the whole array seen as lines) with the 128-byte swizzle,
+// which lands chunk c of stage line l at chunk c ^ (l % 8), into stages aligned to 1024
+// bytes (the launch gives 1 KiB more), and every access of the stage applies the same XOR
+// (stage_slot): a quarter-warp's rows then fall on different banks. (2^22, 8) int32 along
+// axis 0 (2 words) 1.28x the copy against 1.52x read as landed, (2^21, 8) int64 (4 words)
+// 1.23x against 1.28x, (2^23, 4) int32 (1 word) 2.41-2.45x against 3.0x (H200, session 54,
+// docs/perf-notes.md, "A swizzled stage").
+template <bool Swizzle>
+TALLY_DEVICE TALLY_FORCEINLINE int stage_slot(int e) {  // e: a 16-byte chunk's index in the tile
+  if constexpr (Swizzle) {
+    return e ^ ((e >> 3) & 7);  // chunk e % 8 of line e / 8
+  } else {
+    return e;
+  }
+}
+
+template <bool Exclusive, int Reads, int Words, bool Swizzle, class Acc, class Op, class Hook>
 __global__ void __launch_bounds__(kernel_threads, 3)
     pipelined_columns_kernel(const Acc* in, Acc* out, strided::column_geometry g,
                              seed_value<Acc, Exclusive> seed, Op op, column_state<Acc> state,
@@ -229,7 +264,11 @@ __global__ void __launch_bounds__(kernel_threads, 3)
   constexpr int Vec = vec<Acc>, W = Words * Vec, Rows = run_rows, warps = compute_warps;
   constexpr int R = rows_of<Words>, box_rows = box_rows_of<Words>;  // R: g.rows
   using vector = single_pass::vector_of<Acc, Vec>;
-  extern __shared__ __align__(128) unsigned char ring[];  // `stages` tiles, row-major
+  extern __shared__ __align__(128) unsigned char ring_base[];  // `stages` tiles, row-major
+  // (with Swizzle from the first 1024-byte boundary, where the swizzle's pattern starts)
+  unsigned char* const ring =
+      Swizzle ? ring_base + ((1024u - (static_cast<unsigned>(__cvta_generic_to_shared(ring_base)) & 1023u)) & 1023u)
+              : ring_base;
   __shared__ unsigned long long full[stages];        // a stage's tile has landed
   __shared__ unsigned long long empty[stages];       // the compute threads are done with it
   __shared__ unsigned long long aggregated[stages];  // warp 0 has the column aggregates
@@ -270,7 +309,12 @@ __global__ void __launch_bounds__(kernel_threads, 3)
       // else a box of the rows map (one tensor copy; rows below 2^31, takes)
       if (p.chunk * R + R <= g.len) {
         pipelined::mbarrier_expect(&full[s], stage_bytes);
-        if (g.groups == 1) {
+        if (Swizzle) {
+          // 256 lines of rows_map (the array as 128-byte lines; the tile starts on a line)
+          tensor_map::tensor_copy_2d(stage(s), &rows_map,
+                                     static_cast<int>(tile_origin(p, g) * static_cast<std::int64_t>(sizeof(Acc)) / 128),
+                                     0, &full[s]);
+        } else if (g.groups == 1) {
           pipelined::bulk_copy(stage(s), in + tile_origin(p, g), stage_bytes, &full[s]);
         } else {
 #pragma unroll
@@ -349,7 +393,7 @@ __global__ void __launch_bounds__(kernel_threads, 3)
     const std::int64_t rows_left = g.len - p.chunk * R - run * Rows;
 #pragma unroll
     for (int r = 0; r < Rows; ++r) {
-      const vector local = staged[(run * Rows + r) * Words + word];
+      const vector local = staged[stage_slot<Swizzle>((run * Rows + r) * Words + word)];
       Acc x[Vec];
 #pragma unroll
       for (int v = 0; v < Vec; ++v) {
@@ -390,7 +434,7 @@ __global__ void __launch_bounds__(kernel_threads, 3)
     if (p.chunk * R + R <= g.len) {
 #pragma unroll
       for (int r = 0; r < Rows; ++r) {
-        const vector v = staged[(run * Rows + r) * Words + word];
+        const vector v = staged[stage_slot<Swizzle>((run * Rows + r) * Words + word)];
 #pragma unroll
         for (int i = 0; i < Vec; ++i) x[r][i] = v.v[i];
       }
@@ -451,7 +495,7 @@ __global__ void __launch_bounds__(kernel_threads, 3)
           v.v[i] = x[r][i];
         }
       }
-      staged[(run * Rows + r) * Words + word] = v;
+      staged[stage_slot<Swizzle>((run * Rows + r) * Words + word)] = v;
     }
     compute_barrier<compute_threads>();  // the warp totals are stored before warp 0 reads them
 
@@ -502,7 +546,7 @@ __global__ void __launch_bounds__(kernel_threads, 3)
 // several lines need the input's tensor map: where the driver refuses it, nothing is
 // launched and the result is false (the caller takes strided_scan.cuh); else true.
 template <bool Exclusive, class Acc, class Op, class Hook = single_pass::no_stall,
-          int Reads = lookback_reads, int Words = words>
+          int Reads = lookback_reads, int Words = words, bool Swizzle = false>
 bool scan(const char* function, const Acc* in, Acc* out, std::int64_t outer, std::int64_t len,
           std::int64_t inner, seed_value<Acc, Exclusive> seed, Op op, const options& o, Hook hook = {}) {
   static_assert(single_pass::vectorisable_v<Acc>, "the pipelined columns take 4- and 8-byte values");
@@ -510,13 +554,24 @@ bool scan(const char* function, const Acc* in, Acc* out, std::int64_t outer, std
   if (inner % W != 0) throw_invalid(function, "shape", "has rows that are not whole column groups");
   const strided::column_geometry g = strided::make_column_geometry<Acc>(outer, len, inner, Words);
   if (g.tiles > 0x7fffffff) throw_invalid(function, "shape", "needs more than 2^31 - 1 tiles");
-  CUtensorMap rows_map{};  // rows of one line: unused (a bulk copy a tile)
-  if (g.groups > 1 &&
+  CUtensorMap rows_map{};  // rows of one tile row: unused (a bulk copy a tile), unless swizzled
+  if constexpr (Swizzle) {
+    static_assert(Words < words, "8-word tiles read their stage without conflicts");
+    if (!swizzles(outer, len, inner * static_cast<std::int64_t>(sizeof(Acc)), Words * 16)) {
+      throw_invalid(function, "shape", "is not rows of one tile row in slices of whole 128-byte lines (swizzled stages)");
+    }
+    const std::int64_t lines = outer * len * inner * static_cast<std::int64_t>(sizeof(Acc)) / 128;
+    if (!tensor_map::row_tensor_map<sizeof(Acc)>(rows_map, in, lines, 128 / sizeof(Acc), 256, 128 / sizeof(Acc),
+                                                 CU_TENSOR_MAP_SWIZZLE_128B)) {
+      return false;
+    }
+  }
+  if (!Swizzle && g.groups > 1 &&
       !tensor_map::row_tensor_map<sizeof(Acc)>(rows_map, in, outer * len, inner, box_rows_of<Words>, W)) {
     return false;
   }
-  constexpr auto kernel = pipelined_columns_kernel<Exclusive, Reads, Words, Acc, Op, Hook>;
-  constexpr std::size_t ring = std::size_t{stages} * stage_bytes;
+  constexpr auto kernel = pipelined_columns_kernel<Exclusive, Reads, Words, Swizzle, Acc, Op, Hook>;
+  constexpr std::size_t ring = std::size_t{stages} * stage_bytes + (Swizzle ? 1024 : 0);
   single_pass::with_tile_state<Acc, strided::columns_spacing>(
       function, "(none: batched scans take no caller storage)", g.tiles * g.width, 0, o,
       [&](column_state<Acc> state) {
@@ -529,20 +584,30 @@ bool scan(const char* function, const Acc* in, Acc* out, std::int64_t outer, std
 }
 
 // The public call's scan (takes: checked by the caller): tiles of words_for(inner) column
-// words, 8, 4 or 2. Returns scan's result.
+// words, 8, 4, 2 or 1, with the swizzled stage where it applies (swizzles). Returns scan's
+// result.
 template <bool Exclusive, class Acc, class Op>
 bool scan_rows(const char* function, const Acc* in, Acc* out, std::int64_t outer, std::int64_t len,
                std::int64_t inner, seed_value<Acc, Exclusive> seed, Op op, const options& o) {
   using single_pass::no_stall;
-  switch (words_for<Acc>(inner)) {
+  const int w = words_for<Acc>(inner);
+  const bool swizzled = swizzles(outer, len, inner * static_cast<std::int64_t>(sizeof(Acc)), w * 16);
+  const auto narrower = [&]<int Words>() {
+    return swizzled ? scan<Exclusive, Acc, Op, no_stall, lookback_reads, Words, true>(function, in, out, outer, len,
+                                                                                       inner, seed, op, o)
+                    : scan<Exclusive, Acc, Op, no_stall, lookback_reads, Words, false>(function, in, out, outer, len,
+                                                                                        inner, seed, op, o);
+  };
+  switch (w) {
     case words:
       return scan<Exclusive, Acc>(function, in, out, outer, len, inner, seed, op, o);
     case narrow_words:
-      return scan<Exclusive, Acc, Op, no_stall, lookback_reads, narrow_words>(function, in, out, outer, len, inner,
-                                                                              seed, op, o);
-    default:
-      return scan<Exclusive, Acc, Op, no_stall, lookback_reads, narrowest_words>(function, in, out, outer, len,
-                                                                                 inner, seed, op, o);
+      return narrower.template operator()<narrow_words>();
+    case narrowest_words:
+      return narrower.template operator()<narrowest_words>();
+    default:  // 1 word: rows of 16 bytes, swizzled (takes)
+      return scan<Exclusive, Acc, Op, no_stall, lookback_reads, 1, true>(function, in, out, outer, len, inner, seed,
+                                                                         op, o);
   }
 }
 

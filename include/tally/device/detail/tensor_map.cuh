@@ -58,9 +58,13 @@ inline PFN_cuTensorMapEncodeTiled_v12000 encoder() {
 // integer types: no float conversion, nothing flushed). Every box tally copies lies inside
 // the array, so the out-of-bounds fill never applies. L2 promotion of 128 bytes: a box's
 // row is one 128-byte line in the column tiles. Returns whether the map was made.
+// swizzle: CU_TENSOR_MAP_SWIZZLE_128B lands each box row of 128 bytes with its 16-byte
+// chunks permuted (chunk c of the shared-memory line l goes to chunk c ^ (l % 8), the
+// destination 1024-byte aligned).
 template <int Bytes>
 bool row_tensor_map(CUtensorMap& map, const void* base, std::int64_t rows, std::int64_t columns,
-                    unsigned box_rows, unsigned box_columns) {
+                    unsigned box_rows, unsigned box_columns,
+                    CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_NONE) {
   static_assert(Bytes == 4 || Bytes == 8, "4- and 8-byte values");
   const auto encode = encoder();
   if (encode == nullptr) return false;
@@ -74,7 +78,7 @@ bool row_tensor_map(CUtensorMap& map, const void* base, std::int64_t rows, std::
   const CUresult r =
       encode(&map, Bytes == 4 ? CU_TENSOR_MAP_DATA_TYPE_UINT32 : CU_TENSOR_MAP_DATA_TYPE_UINT64, 2,
              const_cast<void*>(base), size, pitch, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-             CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+             swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
              CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   return r == CUDA_SUCCESS;
 }
