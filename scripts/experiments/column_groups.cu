@@ -54,13 +54,9 @@ void run(int variant, const T* in, T* out, std::int64_t outer, std::int64_t len,
 template <class T>
 void check_case(const char* name, std::int64_t outer, std::int64_t len, std::int64_t inner) {
   const column_case<T> c(outer, len, inner);
-  c.template check<false>(name, {0, 1, 2}, [&](int v, const T* in, T* out, T init) {
-    run<false, T>(v, in, out, outer, len, inner, init);
+  c.check_both(name, {0, 1, 2}, [&](auto exclusive, int v, const T* in, T* out, T init) {
+    run<decltype(exclusive)::value, T>(v, in, out, outer, len, inner, init);
   });
-  c.template check<true>(name, {0, 1, 2}, [&](int v, const T* in, T* out, T init) {
-    run<true, T>(v, in, out, outer, len, inner, init);
-  });
-  std::printf("ok %-7s (%lld, %lld, %lld)\n", name, (long long)outer, (long long)len, (long long)inner);
 }
 
 // checked (inclusive, every variant), then timed: copy, columns_kernel, pipelined, public

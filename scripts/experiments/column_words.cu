@@ -6,7 +6,8 @@
 // only 4 words cut into whole column groups, and the plain scan of the same bytes beside
 // one chain of (2^20, 32) int32; `column_words 15 narrow`: rows of 16 to 96 bytes on
 // tiles of 2 column words (1024 rows x 32 bytes) and of 1 (2048 rows x 16 bytes), where
-// the public call takes strided_kernel).
+// the public call took strided_kernel; `column_words 15 swizzle`: the tiles of rows of one
+// tile row, 64, 32 or 16 bytes, with the stage read as it lands and swizzled).
 // The experiment: batched scans along axis 0 by the pipelined column tiles with 8 column
 // words (128-byte tile rows, 256 rows: the library's for rows of whole lines) and with 4
 // (64-byte tile rows, 512 rows: rows of one line become two column groups, two chains of
@@ -50,7 +51,10 @@ void run(int variant, const T* in, T* out, std::int64_t outer, std::int64_t len,
     case 1: ok = pc::scan<Exclusive, T, tally::plus, H, 4, 8>("experiment", in, out, outer, len, inner, seed, tally::plus{}, o); break;
     case 2: ok = pc::scan<Exclusive, T, tally::plus, H, 4, 4>("experiment", in, out, outer, len, inner, seed, tally::plus{}, o); break;
     case 3: ok = pc::scan<Exclusive, T, tally::plus, H, 4, 2>("experiment", in, out, outer, len, inner, seed, tally::plus{}, o); break;
-    default: ok = pc::scan<Exclusive, T, tally::plus, H, 4, 1>("experiment", in, out, outer, len, inner, seed, tally::plus{}, o); break;
+    case 4: ok = pc::scan<Exclusive, T, tally::plus, H, 4, 1>("experiment", in, out, outer, len, inner, seed, tally::plus{}, o); break;
+    case 5: ok = pc::scan<Exclusive, T, tally::plus, H, 4, 4, true>("experiment", in, out, outer, len, inner, seed, tally::plus{}, o); break;
+    case 6: ok = pc::scan<Exclusive, T, tally::plus, H, 4, 2, true>("experiment", in, out, outer, len, inner, seed, tally::plus{}, o); break;
+    default: ok = pc::scan<Exclusive, T, tally::plus, H, 4, 1, true>("experiment", in, out, outer, len, inner, seed, tally::plus{}, o); break;
   }
   if (!ok) { std::printf("the tensor map was refused\n"); std::exit(1); }
 }
@@ -65,13 +69,9 @@ std::vector<int> variants_of(std::int64_t inner) {
 template <class T>
 void check_case(const char* name, std::int64_t outer, std::int64_t len, std::int64_t inner) {
   const column_case<T> c(outer, len, inner);
-  c.template check<false>(name, variants_of<T>(inner), [&](int v, const T* in, T* out, T init) {
-    run<false, T>(v, in, out, outer, len, inner, init);
+  c.check_both(name, variants_of<T>(inner), [&](auto exclusive, int v, const T* in, T* out, T init) {
+    run<decltype(exclusive)::value, T>(v, in, out, outer, len, inner, init);
   });
-  c.template check<true>(name, variants_of<T>(inner), [&](int v, const T* in, T* out, T init) {
-    run<true, T>(v, in, out, outer, len, inner, init);
-  });
-  std::printf("ok %-7s (%lld, %lld, %lld)\n", name, (long long)outer, (long long)len, (long long)inner);
 }
 
 // checked (inclusive, every variant), then timed: copy, public, words 4, words 8 (where
@@ -116,13 +116,9 @@ void check_narrow(const char* name, std::int64_t outer, std::int64_t len, std::i
   const column_case<T> c(outer, len, inner);
   std::vector<int> vs = narrow_variants<T>(inner);
   vs.erase(vs.begin());  // small shapes: the public call is another kernel (below 16 MiB)
-  c.template check<false>(name, vs, [&](int v, const T* in, T* out, T init) {
-    run<false, T>(v, in, out, outer, len, inner, init);
+  c.check_both(name, vs, [&](auto exclusive, int v, const T* in, T* out, T init) {
+    run<decltype(exclusive)::value, T>(v, in, out, outer, len, inner, init);
   });
-  c.template check<true>(name, vs, [&](int v, const T* in, T* out, T init) {
-    run<true, T>(v, in, out, outer, len, inner, init);
-  });
-  std::printf("ok %-7s (%lld, %lld, %lld)\n", name, (long long)outer, (long long)len, (long long)inner);
 }
 
 template <class T>
@@ -167,6 +163,64 @@ void narrow_rows(int reps) {
   }
 }
 
+// Rows of one tile row of 64, 32 or 16 bytes: the words that fit, with the stage read
+// as it lands (bulk copy) and swizzled (a tensor copy with the 128-byte swizzle).
+// variants: 2/5 = 4 words, 3/6 = 2 words, 4/7 = 1 word (plain / swizzled)
+template <class T>
+std::vector<int> swizzle_variants(std::int64_t inner) {
+  if (inner == 4 * pc::vec<T>) return {0, 2, 5};
+  if (inner == 2 * pc::vec<T>) return {0, 3, 6};
+  return {0, 4, 7};
+}
+
+template <class T>
+void check_swizzle(const char* name, std::int64_t outer, std::int64_t len, std::int64_t inner) {
+  const column_case<T> c(outer, len, inner);
+  std::vector<int> vs = swizzle_variants<T>(inner);
+  vs.erase(vs.begin());
+  c.check_both(name, vs, [&](auto exclusive, int v, const T* in, T* out, T init) {
+    run<decltype(exclusive)::value, T>(v, in, out, outer, len, inner, init);
+  });
+}
+
+template <class T>
+void time_swizzle(const char* name, std::int64_t outer, std::int64_t len, std::int64_t inner, int reps) {
+  const column_case<T> c(outer, len, inner);
+  const std::int64_t n = c.n;
+  const std::vector<int> vs = swizzle_variants<T>(inner);
+  c.template check<false>(name, vs, [&](int v, const T* in, T* out, T init) {
+    run<false, T>(v, in, out, outer, len, inner, init);
+  });
+  std::vector<std::function<void()>> fs = {
+      [&] { CK(cudaMemcpyAsync(c.out, c.in, n * sizeof(T), cudaMemcpyDeviceToDevice)); }};
+  for (const int v : vs) fs.push_back([&, v] { run<false, T>(v, c.in, c.out, outer, len, inner, T{}); });
+  const auto t = interleaved_us(fs, reps);
+  std::printf("time %-7s (%lld, %lld, %lld) %6.1f MiB: copy %7.2f us | public %.3fx | plain %.3fx | swizzled %.3fx\n",
+              name, (long long)outer, (long long)len, (long long)inner, n * sizeof(T) / 1048576.0, t[0], t[1] / t[0],
+              t[2] / t[0], t[3] / t[0]);
+}
+
+void swizzle_rows(int reps) {
+  check_swizzle<int>("int32", 1, 5000, 16);
+  check_swizzle<int>("int32", 1, 3000, 8);
+  check_swizzle<int>("int32", 3, 4096, 8);
+  check_swizzle<int>("int32", 1, 9000, 4);
+  check_swizzle<long long>("int64", 1, 7000, 4);
+  check_swizzle<double>("double", 2, 2048, 2);
+  check_swizzle<float>("float", 1, 6000, 16);
+  for (int pass = 0; pass < 2; ++pass) {
+    time_swizzle<int>("int32", 1, 1 << 21, 16, reps);       // 64-byte rows
+    time_swizzle<long long>("int64", 1, 1 << 21, 8, reps);
+    time_swizzle<int>("int32", 1, 1 << 22, 8, reps);        // 32-byte rows
+    time_swizzle<float>("float", 1, 1 << 22, 8, reps);
+    time_swizzle<long long>("int64", 1, 1 << 22, 4, reps);
+    time_swizzle<int>("int32", 4, 1 << 20, 8, reps);
+    time_swizzle<int>("int32", 1, 1 << 23, 4, reps);        // 16-byte rows
+    time_swizzle<float>("float", 1, 1 << 23, 4, reps);
+    time_swizzle<int>("int32", 1, 1 << 19, 8, reps);        // 16 MiB
+  }
+}
+
 // Rows of an odd number of 64-byte pieces (192, 320, ... bytes): the public call takes
 // columns_kernel there (a block a tile); 4 column words cut them into whole groups.
 void odd_rows(int reps) {
@@ -193,6 +247,10 @@ int main(int argc, char** argv) {
   const int reps = argc > 1 ? std::atoi(argv[1]) : 15;
   if (argc > 2 && std::strcmp(argv[2], "odd") == 0) {
     odd_rows(reps);
+    return 0;
+  }
+  if (argc > 2 && std::strcmp(argv[2], "swizzle") == 0) {
+    swizzle_rows(reps);
     return 0;
   }
   if (argc > 2 && std::strcmp(argv[2], "narrow") == 0) {

@@ -95,4 +95,13 @@ struct column_case {
       }
     }
   }
+
+  // check<false>, then check<true>, with run(std::bool_constant<Exclusive>, variant, in,
+  // out, init); then one "ok" line for the case
+  template <class Run>
+  void check_both(const char* name, const std::vector<int>& variants, Run run) const {
+    check<false>(name, variants, [&](int v, const T* i, T* o, T init) { run(std::false_type{}, v, i, o, init); });
+    check<true>(name, variants, [&](int v, const T* i, T* o, T init) { run(std::true_type{}, v, i, o, init); });
+    std::printf("ok %-7s (%lld, %lld, %lld)\n", name, (long long)outer, (long long)len, (long long)inner);
+  }
 };
