@@ -111,21 +111,24 @@ std::vector<int> narrow_variants(std::int64_t inner) {
   return v;
 }
 
+// Small shapes: every variant of `vs` but the first (the public call, another kernel
+// below 16 MiB), inclusive and exclusive.
 template <class T>
-void check_narrow(const char* name, std::int64_t outer, std::int64_t len, std::int64_t inner) {
+void check_variants(const char* name, std::int64_t outer, std::int64_t len, std::int64_t inner, std::vector<int> vs) {
   const column_case<T> c(outer, len, inner);
-  std::vector<int> vs = narrow_variants<T>(inner);
-  vs.erase(vs.begin());  // small shapes: the public call is another kernel (below 16 MiB)
+  vs.erase(vs.begin());
   c.check_both(name, vs, [&](auto exclusive, int v, const T* in, T* out, T init) {
     run<decltype(exclusive)::value, T>(v, in, out, outer, len, inner, init);
   });
 }
 
+// Every variant of `vs` checked (inclusive), then timed beside the copy, interleaved; prints
+// the shape and the copy's time and returns each variant's time over the copy's.
 template <class T>
-void time_narrow(const char* name, std::int64_t outer, std::int64_t len, std::int64_t inner, int reps) {
+std::vector<double> time_variants(const char* name, std::int64_t outer, std::int64_t len, std::int64_t inner,
+                                  int reps, const std::vector<int>& vs) {
   const column_case<T> c(outer, len, inner);
   const std::int64_t n = c.n;
-  const std::vector<int> vs = narrow_variants<T>(inner);
   c.template check<false>(name, vs, [&](int v, const T* in, T* out, T init) {
     run<false, T>(v, in, out, outer, len, inner, init);
   });
@@ -133,9 +136,24 @@ void time_narrow(const char* name, std::int64_t outer, std::int64_t len, std::in
       [&] { CK(cudaMemcpyAsync(c.out, c.in, n * sizeof(T), cudaMemcpyDeviceToDevice)); }};
   for (const int v : vs) fs.push_back([&, v] { run<false, T>(v, c.in, c.out, outer, len, inner, T{}); });
   const auto t = interleaved_us(fs, reps);
-  std::printf("time %-7s (%lld, %lld, %lld) %6.1f MiB: copy %7.2f us | public %.3fx", name, (long long)outer,
-              (long long)len, (long long)inner, n * sizeof(T) / 1048576.0, t[0], t[1] / t[0]);
-  for (std::size_t i = 1; i < vs.size(); ++i) std::printf(" | words %d %.3fx", vs[i] == 3 ? 2 : 1, t[i + 1] / t[0]);
+  std::printf("time %-7s (%lld, %lld, %lld) %6.1f MiB: copy %7.2f us", name, (long long)outer, (long long)len,
+              (long long)inner, n * sizeof(T) / 1048576.0, t[0]);
+  std::vector<double> ratios;
+  for (std::size_t i = 1; i < t.size(); ++i) ratios.push_back(t[i] / t[0]);
+  return ratios;
+}
+
+template <class T>
+void check_narrow(const char* name, std::int64_t outer, std::int64_t len, std::int64_t inner) {
+  check_variants<T>(name, outer, len, inner, narrow_variants<T>(inner));
+}
+
+template <class T>
+void time_narrow(const char* name, std::int64_t outer, std::int64_t len, std::int64_t inner, int reps) {
+  const std::vector<int> vs = narrow_variants<T>(inner);
+  const auto r = time_variants<T>(name, outer, len, inner, reps, vs);
+  std::printf(" | public %.3fx", r[0]);
+  for (std::size_t i = 1; i < vs.size(); ++i) std::printf(" | words %d %.3fx", vs[i] == 3 ? 2 : 1, r[i]);
   std::printf("\n");
 }
 
@@ -175,29 +193,13 @@ std::vector<int> swizzle_variants(std::int64_t inner) {
 
 template <class T>
 void check_swizzle(const char* name, std::int64_t outer, std::int64_t len, std::int64_t inner) {
-  const column_case<T> c(outer, len, inner);
-  std::vector<int> vs = swizzle_variants<T>(inner);
-  vs.erase(vs.begin());
-  c.check_both(name, vs, [&](auto exclusive, int v, const T* in, T* out, T init) {
-    run<decltype(exclusive)::value, T>(v, in, out, outer, len, inner, init);
-  });
+  check_variants<T>(name, outer, len, inner, swizzle_variants<T>(inner));
 }
 
 template <class T>
 void time_swizzle(const char* name, std::int64_t outer, std::int64_t len, std::int64_t inner, int reps) {
-  const column_case<T> c(outer, len, inner);
-  const std::int64_t n = c.n;
-  const std::vector<int> vs = swizzle_variants<T>(inner);
-  c.template check<false>(name, vs, [&](int v, const T* in, T* out, T init) {
-    run<false, T>(v, in, out, outer, len, inner, init);
-  });
-  std::vector<std::function<void()>> fs = {
-      [&] { CK(cudaMemcpyAsync(c.out, c.in, n * sizeof(T), cudaMemcpyDeviceToDevice)); }};
-  for (const int v : vs) fs.push_back([&, v] { run<false, T>(v, c.in, c.out, outer, len, inner, T{}); });
-  const auto t = interleaved_us(fs, reps);
-  std::printf("time %-7s (%lld, %lld, %lld) %6.1f MiB: copy %7.2f us | public %.3fx | plain %.3fx | swizzled %.3fx\n",
-              name, (long long)outer, (long long)len, (long long)inner, n * sizeof(T) / 1048576.0, t[0], t[1] / t[0],
-              t[2] / t[0], t[3] / t[0]);
+  const auto r = time_variants<T>(name, outer, len, inner, reps, swizzle_variants<T>(inner));
+  std::printf(" | public %.3fx | plain %.3fx | swizzled %.3fx\n", r[0], r[1], r[2]);
 }
 
 void swizzle_rows(int reps) {
