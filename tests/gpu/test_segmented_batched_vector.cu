@@ -228,7 +228,8 @@ TEST(SegmentedBatchedVector, DeterministicDoubleLines) { check_deterministic<dou
 // ---- the pipelined column tiles (pipelined_columns.cuh) ----------------------------------------
 // The public scans take them only from 16 MiB of data on (rows of whole 32-byte pieces, at
 // most 8192 chains): public cases for 4- and 8-byte values, rows of one line and of two,
-// of 64, 192 and 320 bytes (4 words), of 32 and 96 bytes (2 words), in full mode (with options.deterministic, the 8-byte floats keep columns_kernel), and the
+// of 64, 192 and 320 bytes (4 words), of 32 and 96 bytes (2 words), of 16 bytes (1 word),
+// in full mode (with options.deterministic, the 8-byte floats keep columns_kernel), and the
 // kernel called directly at every edge: a line shorter than a tile, exactly one, one tile
 // and a row, a partial last tile, several lines, more tiles than the device holds blocks at
 // once, in place; each in rows of one line (a bulk copy a tile) and of two or three (a

@@ -71,10 +71,9 @@
 //
 // Applies (takes, below) to 16-byte aligned pointers to 4- and 8-byte values in rows of
 // whole 32-byte pieces (inner a multiple of 8 int32 or 4 int64 columns) or of exactly 16
-// bytes in slices of whole 128-byte lines, lines longer
-// than one tile, at most max_chains chains (outer x column groups) and at least
-// min_bytes of data; anything else
-// keeps strided_scan.cuh. (Rows of several lines were first tried in session 23 with the
+// bytes in slices of whole 128-byte lines, lines longer than one tile, at most max_chains
+// chains (outer x column groups) and at least min_bytes of data; anything else keeps
+// strided_scan.cuh. (Rows of several lines were first tried in session 23 with the
 // tile copied row by row, on (16384, 4096) along axis 0, 128 chains of 32-column tiles:
 // no faster than columns_kernel, 1.22x the copy against 1.21x, with 16-byte cp.async
 // copies; 2.1x with a bulk copy a row. Session 53 copies them with one tensor copy a tile:
@@ -164,11 +163,11 @@ inline constexpr std::int64_t max_chains = 8192;
 // docs/perf-notes.md: rows of 192 to 448 bytes ran at 1.15-1.39x the copy with 4 words
 // where columns_kernel took 1.69-2.38x ((2^19, 48) int32 1.29-1.30x against 2.23-2.24x;
 // (16384, 4080) int32 1.15-1.16x against 1.69x; "Rows of an odd number of 64-byte
-// pieces"); rows of 32 and 96 bytes at 1.54-1.73x with 2 words where strided_kernel took
-// 2.35-2.93x ((2^22, 8) int32 1.54-1.55x against 2.70x; (2^22, 4) int64 1.63-1.67x against
-// 2.35-2.40x; "Rows narrower than 64 bytes"). Those 2-word tiles read the stage with 4-way
-// bank conflicts (a quarter-warp's four runs of 8 rows, 256 bytes apart, on the same 8
-// banks), 4-word ones with 2-way: the likely part of what they lose to 8 words.
+// pieces"); rows of 32 and 96 bytes at 1.54-1.73x with 2 words, their stage read as it
+// landed, where strided_kernel took 2.35-2.93x ((2^22, 8) int32 1.54-1.55x against 2.70x;
+// (2^22, 4) int64 1.63-1.67x against 2.35-2.40x; "Rows narrower than 64 bytes"). Read so,
+// 2-word tiles meet 4-way bank conflicts and 4-word ones 2-way; rows of one tile row take
+// the swizzled stage instead (the kernel's Swizzle, swizzles below: (2^22, 8) int32 1.28x).
 template <class Acc>
 constexpr int words_for(std::int64_t inner) {
   for (const int w : {words, narrow_words, narrowest_words}) {
@@ -239,7 +238,7 @@ TALLY_DEVICE TALLY_FORCEINLINE std::int64_t tile_origin(const tile_place& p, con
 // bytes (the launch gives 1 KiB more), and every access of the stage applies the same XOR
 // (stage_slot): a quarter-warp's rows then fall on different banks. (2^22, 8) int32 along
 // axis 0 (2 words) 1.28x the copy against 1.52x read as landed, (2^21, 8) int64 (4 words)
-// 1.23x against 1.28x, (2^23, 4) int32 (1 word) 2.41-2.45x against 3.0x (H200, session 54,
+// 1.23x against 1.28x, (2^23, 4) int32 and float (1 word) 2.41-2.45x against 3.0x (H200, session 54,
 // docs/perf-notes.md, "A swizzled stage").
 template <bool Swizzle>
 TALLY_DEVICE TALLY_FORCEINLINE int stage_slot(int e) {  // e: a 16-byte chunk's index in the tile
