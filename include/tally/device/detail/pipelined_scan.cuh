@@ -332,6 +332,57 @@ TALLY_DEVICE TALLY_FORCEINLINE Acc scan_rows(single_pass::vector_of<Acc, L::vec>
   return warp_total;
 }
 
+// Step a with lane runs (the same result in the stage as scan_rows): lane l of a warp
+// takes the warp's vectors l x rows .. l x rows + rows - 1, consecutive in the stage (a
+// warp's rows are one contiguous run of rows x 32 vectors), instead of vector l of every
+// row. Then the warp needs ONE warp scan a tile (of the lanes' totals) instead of one a
+// row: 7 shuffles of the value, where scan_rows takes 7 a row (9 rows: 63). A shuffle
+// moves 4 bytes a lane, so 16-byte values take 4 each: 252 a warp and tile by rows, 28
+// by lane runs. The price is a second pass over the lane's vectors (first their total,
+// then, behind the lane's prefix, the write-back), rather than registers for all of them
+// (rows x 16 bytes a lane) under the kernel's 64-register bound. Odd rows only: a
+// quarter-warp's eight 16-byte reads are rows x 16 bytes apart, which with rows odd fall
+// on eight different groups of 4 banks (with 8 rows: 128 bytes apart, the same 4 banks).
+template <class L, bool Exclusive, class Acc, class Op>
+TALLY_DEVICE TALLY_FORCEINLINE Acc scan_lane_runs(single_pass::vector_of<Acc, L::vec>* staged, int warp,
+                                                  int lane, Op& op) {
+  static_assert(L::rows % 2 == 1, "lane runs read their stage without bank conflicts only with odd rows");
+  using vector = single_pass::vector_of<Acc, L::vec>;
+  vector* const run = staged + warp * (L::warp_items / L::vec) + lane * L::rows;
+  // the lane's total: its rows x vec items in order
+  Acc lane_total = run[0].v[0];
+#pragma unroll
+  for (int r = 0; r < L::rows; ++r) {
+    const vector v = run[r];
+#pragma unroll
+    for (int k = r == 0 ? 1 : 0; k < L::vec; ++k) lane_total = static_cast<Acc>(op(lane_total, v.v[k]));
+  }
+  Acc warp_total;
+  const Acc lane_inclusive = warp::inclusive_scan(lane_total, op, warp_total);
+  // the lanes before this one (lane 0: none, and the shuffle's value is not used)
+  const Acc lane_exclusive = warp::shuffle_up(lane_inclusive, 1u);
+  // the write-back: inclusive, each item behind everything before it in the warp;
+  // exclusive, the value before it (the warp's very first item: not a value, as in
+  // scan_rows; store_rows puts the warp's prefix there)
+  Acc running = lane_exclusive;
+#pragma unroll
+  for (int r = 0; r < L::rows; ++r) {
+    vector v = run[r];
+#pragma unroll
+    for (int k = 0; k < L::vec; ++k) {
+      const Acc x = v.v[k];
+      // the lane's first item: behind a prefix in every lane but 0 (select_value, not a
+      // branch: see with_local_prefix); every later item behind the running value
+      const Acc through = r == 0 && k == 0 ? single_pass::select_value(lane > 0, static_cast<Acc>(op(running, x)), x)
+                                           : static_cast<Acc>(op(running, x));
+      v.v[k] = Exclusive ? running : through;
+      running = through;
+    }
+    run[r] = v;
+  }
+  return warp_total;
+}
+
 // Step d: the warp-local values behind the warp's prefix (which an exclusive scan always
 // has; there the warp's very first item, which has no local value, is the prefix itself),
 // stored row by row.
@@ -403,7 +454,7 @@ TALLY_DEVICE TALLY_FORCEINLINE void load_partial_values(unsigned char* stage, co
 //   store(stage, tile, w, l, p, carry)  step c: warp w's rows behind its prefix p
 //
 // The plain scan's program: a stage is the tile's values.
-template <bool Exclusive, class Acc, class Op, int ComputeThreads, int Rows, int Stages>
+template <bool Exclusive, class Acc, class Op, int ComputeThreads, int Rows, int Stages, bool LaneRuns = false>
 struct plain_tiles {
   static constexpr pipelined_tuning tune{ComputeThreads, Rows, Stages};
   using total = Acc;
@@ -446,7 +497,11 @@ struct plain_tiles {
   TALLY_DEVICE TALLY_FORCEINLINE Acc scan(unsigned char* stage, std::int64_t, int warp, int lane,
                                           carry&) const {
     Op o = op;
-    return scan_rows<L, Exclusive>(reinterpret_cast<vector*>(stage), warp, lane, o);
+    if constexpr (LaneRuns) {
+      return scan_lane_runs<L, Exclusive>(reinterpret_cast<vector*>(stage), warp, lane, o);
+    } else {
+      return scan_rows<L, Exclusive>(reinterpret_cast<vector*>(stage), warp, lane, o);
+    }
   }
   TALLY_DEVICE TALLY_FORCEINLINE void store(const unsigned char* stage, std::int64_t tile, int warp,
                                             int lane, const maybe<Acc>& warp_prefix,

@@ -1,0 +1,111 @@
+// Built by hand, not by CMake:
+//   nvcc -std=c++20 -O3 -arch=sm_90 --expt-relaxed-constexpr --extended-lambda -diag-suppress 177
+//        -Iinclude -Iscripts/experiments -o lane_runs scripts/experiments/lane_runs.cu
+// run: ./lane_runs [reps] (session 55; docs/perf-notes.md, "Lane runs").
+//
+// The pipelined kernel's step a two ways (pipelined_scan.cuh): by rows (scan_rows, a warp
+// scan a row) and by lane runs (scan_lane_runs, each lane its rows consecutive vectors,
+// one warp scan a tile). For each type and size, beside a copy of the same bytes, in one
+// process and interleaved: the kernel launched directly with the public look-back protocol
+// by rows and by lane runs, and the same two without any wait (nowait.cuh: the ceiling).
+// The outputs of the two real variants are checked whole against the host, inclusive and
+// exclusive.
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "tally/tally.cuh"
+#include "tally/device/detail/pipelined_scan.cuh"
+#include "nowait.cuh"
+#include "timing.cuh"
+
+namespace SG = tally::detail::segmented;
+namespace P = tally::detail::pipelined;
+namespace S = tally::detail::single_pass;
+namespace DL = tally::detail::decoupled_lookback;
+
+template <class Protocol, bool Excl, bool LaneRuns, class T, class Op>
+void pipelined_scan(const T* in, T* out, long long n, Op op) {
+  using program = P::plain_tiles<Excl, T, Op, 256, 9, 2, LaneRuns>;
+  constexpr P::pipelined_tuning tune{256, 9, 2};
+  tally::options o;
+  S::with_call_state<T, P::tuning<T, tune>()>(
+      "lane_runs", "lane_runs", n, o, 0,
+      [&](std::int64_t tiles, S::tile_state<T> state) {
+        const program p{in, out, n, tally::detail::make_seed<T, Excl>(T{}), op};
+        P::launch<Protocol, false>("lane_runs", p, tiles, state, S::no_stall{}, o.stream, false);
+      },
+      true);
+}
+
+// E: the element type scanned (T itself, or a 16-byte pair of T); n elements of E.
+template <class T, int Cols>
+void run(const char* name, long long rows, int reps) {
+  using E = std::conditional_t<Cols == 1, T, SG::column_pair<T>>;
+  using Op = std::conditional_t<Cols == 1, tally::plus, SG::column_pair_op<tally::plus>>;
+  const Op op{};
+  const long long values = rows * Cols;
+  T *in, *out;
+  CK(cudaMalloc(&in, values * sizeof(T)));
+  CK(cudaMalloc(&out, values * sizeof(T)));
+  std::vector<T> h(values);
+  for (long long i = 0; i < values; ++i) h[i] = (T)((int)(i % 7) - 3);
+  CK(cudaMemcpy(in, h.data(), values * sizeof(T), cudaMemcpyHostToDevice));
+  const auto* ei = reinterpret_cast<const E*>(in);
+  auto* eo = reinterpret_cast<E*>(out);
+  const std::vector<std::function<void()>> fs = {
+      [&] { CK(cudaMemcpyAsync(out, in, values * sizeof(T), cudaMemcpyDeviceToDevice, 0)); },
+      [&] { pipelined_scan<DL::pipelined_protocol, false, false>(ei, eo, rows, op); },
+      [&] { pipelined_scan<DL::pipelined_protocol, false, true>(ei, eo, rows, op); },
+      [&] { pipelined_scan<nowait_protocol, false, false>(ei, eo, rows, op); },
+      [&] { pipelined_scan<nowait_protocol, false, true>(ei, eo, rows, op); },
+      [&] { pipelined_scan<DL::pipelined_protocol, true, false>(ei, eo, rows, op); },
+      [&] { pipelined_scan<DL::pipelined_protocol, true, true>(ei, eo, rows, op); }};
+  const char* names[] = {"copy", "rows", "lane runs", "nowait rows", "nowait runs", "excl rows", "excl runs"};
+  std::string wrong;
+  std::vector<T> o(values);
+  for (std::size_t f : {1, 2, 5, 6}) {
+    const bool exclusive = f >= 5;
+    CK(cudaMemset(out, 0x7f, values * sizeof(T)));
+    fs[f]();
+    CK(cudaDeviceSynchronize());
+    CK(cudaMemcpy(o.data(), out, values * sizeof(T), cudaMemcpyDeviceToHost));
+    T s[Cols] = {};
+    for (long long i = 0; i < values; ++i) {
+      const T before = s[i % Cols];
+      s[i % Cols] += h[i];
+      if (o[i] != (exclusive ? before : s[i % Cols])) {
+        wrong += std::string(" WRONG:") + names[f] + "@" + std::to_string(i);
+        break;
+      }
+    }
+  }
+  for (int pass = 0; pass < 2; ++pass) {
+    const auto t = interleaved_us(fs, reps);
+    std::printf("%-12s %10lld p%d: copy %8.1f us", name, rows, pass, t[0]);
+    for (std::size_t f = 1; f < t.size(); ++f) std::printf(" | %s %.4f", names[f], t[f] / t[0]);
+    std::printf("%s\n", wrong.empty() ? " (all checked right)" : wrong.c_str());
+  }
+  std::fflush(stdout);
+  CK(cudaFree(in));
+  CK(cudaFree(out));
+}
+
+int main(int argc, char** argv) {
+  const int reps = argc > 1 ? std::atoi(argv[1]) : 15;
+  // small shapes first: every tile edge of the checked outputs (a partial last tile)
+  run<int, 1>("int32", 9 * 256 * 4 * 3 + 5, 3);
+  run<long long, 2>("int64 pairs", 9 * 256 * 3 + 7, 3);
+  run<int, 1>("int32", 1ll << 28, reps);
+  run<float, 1>("float", 1ll << 28, reps);
+  run<int, 1>("int32", 1ll << 25, reps);
+  run<long long, 1>("int64", 1ll << 27, reps);
+  run<double, 1>("double", 1ll << 27, reps);
+  run<long long, 2>("int64 pairs", 1ll << 26, reps);
+  run<double, 2>("double pairs", 1ll << 26, reps);
+  run<long long, 2>("int64 pairs", 1ll << 23, reps);
+  return 0;
+}
