@@ -5,8 +5,8 @@
 //   - two 4-byte columns (inner == 2) as one scan of 8-byte column pairs: one slice
 //     through the single-pass scan, several through the tile kernel of
 //     segmented_offsets.cuh with segments of len rows; two 8-byte columns in one slice as
-//     one scan of 16-byte pairs (from 32 MiB the pipelined kernel), misaligned by one
-//     value: the strided kernel;
+//     one scan of 16-byte pairs (from 32 MiB the pipelined kernel), and so four 4-byte
+//     columns as 16-byte groups; misaligned by one value: the strided kernel;
 //   - rows of >= 128 bytes along a non-last axis through columns_kernel (strided_scan.cuh):
 //     chains of tiles with the windowed look-back, partial column groups and chunks, tiles
 //     that hold a whole line;
@@ -628,6 +628,60 @@ TEST(SegmentedBatchedVector, EightByteColumnPairsNonCommutative) {
 // look-back: the pipelined kernel's from 32 MiB)
 TEST(SegmentedBatchedVector, DeterministicDoubleColumnPairs) {
   check_deterministic<double>({{{quick() ? (i64{1} << 15) + 77 : (i64{1} << 21) + 77, 2}, 0}});
+}
+
+// Four 4-byte columns along axis 0 (rows of 16 bytes): one slice is one scan of 16-byte
+// column groups (below and from the pipelined kernel's 32 MiB, where it scans by lane
+// runs), several slices keep the column tiles or the strided kernel; int32 and float
+// (small integers: exact) and the 4-byte affine maps (non-commutative), inclusive and
+// exclusive; then pointers one value off the groups' 16 bytes (the strided kernel).
+template <class T, class Op>
+void check_four_column_groups(const std::vector<T>& h, const T& init, Op op) {
+  const i64 big = quick() ? (i64{1} << 15) + 5 : (i64{1} << 21) + 5;  // 32 MiB + 80 bytes
+  check_cases<T>({{{big, 4}, 0}, {{1000, 4}, 0}, {{1, 4}, 0}, {{3, 1000, 4}, 1}, {{2, big / 4, 4}, 1}}, h, init, op);
+  const i64 rows = 4099;
+  const device_buffer<T> in(h);
+  device_buffer<T> out(h.size());
+  std::vector<T> want(static_cast<std::size_t>(4 * rows));
+  const std::vector<T> slice(h.begin() + 1, h.begin() + 1 + 4 * rows);
+  seq::inclusive_scan_batched(slice.begin(), want.begin(), std::vector<i64>{rows, 4}, 0, op);
+  out.poison();
+  tally::inclusive_scan_batched(static_cast<const T*>(in.data()) + 1, out.data() + 1, rows, 4, 0, op);
+  TALLY_TEST_CUDA(cudaDeviceSynchronize());
+  const auto got = out.download(static_cast<std::size_t>(4 * rows + 2));
+  ASSERT_TRUE(device_buffer<T>::is_poison(got[0]));
+  ASSERT_TRUE(device_buffer<T>::is_poison(got[static_cast<std::size_t>(4 * rows + 1)]));
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    ASSERT_TRUE(got[i + 1] == want[i]) << "misaligned, element " << i << " is " << show(got[i + 1]) << ", want "
+                                       << show(want[i]);
+  }
+}
+
+template <class T>
+void check_four_column_groups_plus() {
+  const std::size_t m = quick() ? (std::size_t{1} << 17) + 32 : (std::size_t{1} << 23) + 32;
+  std::mt19937_64 g(517 + sizeof(T));
+  std::vector<T> h(m);
+  for (auto& x : h) x = static_cast<T>(static_cast<int>(g() % 201) - 100);
+  check_four_column_groups(h, static_cast<T>(7), tally::plus{});
+}
+
+TEST(SegmentedBatchedVector, FourColumnGroupsInt32) { check_four_column_groups_plus<std::int32_t>(); }
+TEST(SegmentedBatchedVector, FourColumnGroupsFloat) { check_four_column_groups_plus<float>(); }
+TEST(SegmentedBatchedVector, FourColumnGroupsNonCommutative) {
+  const std::size_t m = quick() ? (std::size_t{1} << 17) + 32 : (std::size_t{1} << 23) + 32;
+  std::mt19937_64 g(518);
+  std::vector<affine16> h(m);
+  for (auto& x : h) {
+    x.a = static_cast<std::uint16_t>(g() | 1u);
+    x.b = static_cast<std::uint16_t>(g());
+  }
+  check_four_column_groups(h, affine16{3, 5}, compose16{});
+}
+// the same bits in every run, on non-integer floats, one slice (the groups' deterministic
+// look-back: the pipelined kernel's from 32 MiB)
+TEST(SegmentedBatchedVector, DeterministicFloatFourColumnGroups) {
+  check_deterministic<float>({{{quick() ? (i64{1} << 15) + 77 : (i64{1} << 21) + 77, 4}, 0}});
 }
 
 TEST(SegmentedBatchedVector, LongChainsInt32) { check_long_chains<std::int32_t>(); }

@@ -328,64 +328,77 @@ void equal_lengths_scan(const char* function, const Acc* in, Acc* out, std::int6
   tile_kernel<m>(function, in, out, n, source{{len}, segments}, init, op, o);
 }
 
-// Two columns of a 4- or 8-byte type (inner == 2): the pair of a row is one 8- or 16-byte
-// element and the operator applies column by column, so every line pair of a slice is ONE
-// scan over its rows. One slice: the single-pass scan of pairs; several (4-byte types
+// Two columns of a 4- or 8-byte type, or four of a 4-byte type (inner == 2, or 4 for
+// 4-byte types): the row is ONE 8- or 16-byte element, a column group, and the
+// operator applies column by column, so every column of a slice is scanned by ONE scan over
+// its rows. One slice: the single-pass scan of the groups; several (two 4-byte columns
 // only): the tile kernel with segments of len rows. Either runs at the full width of
-// 16-byte vectors where the strided kernel's tiles are two columns wide
-// (docs/perf-notes.md). For 8-byte types the pairs' scan took 0.52-0.61x the strided
-// kernel's time from (2^21, 2) on, 0.65-0.76x at (2^16, 2)-(2^20, 2) (H200;
-// docs/perf-notes.md, session 52); with several slices they stay on the strided kernel (the segmented
-// kernels of equal lengths take 4- and 8-byte values, not 16-byte pairs).
-template <class T>
-struct alignas(2 * sizeof(T)) column_pair {
-  T column[2];
+// 16-byte vectors where the strided kernel's tiles are 2 or 4 columns wide
+// (docs/perf-notes.md). Measured against the strided kernel, H200: two 8-byte columns
+// 0.52-0.61x its time from (2^21, 2) on, 0.65-0.76x at (2^16, 2)-(2^20, 2) (session 52);
+// four 4-byte columns 0.52-0.73x of the public call's time before (the strided kernel, or
+// from 16 MiB the 1-word swizzled column tiles of pipelined_columns.cuh), (2^23, 4) int32
+// 1.26x the copy against 2.42x (session 55, "Rows of four 4-byte columns"). With several
+// slices the 16-byte groups stay on the column tiles or the strided kernel (the segmented
+// kernels of equal lengths take 4- and 8-byte values, not 16-byte groups).
+template <class T, int Cols>
+struct alignas(Cols * sizeof(T)) column_group {
+  T column[Cols];
 };
+template <class T>
+using column_pair = column_group<T, 2>;
 template <class Op>
-struct column_pair_op {
+struct column_group_op {
   Op op;
-  template <class T>
-  TALLY_HOST_DEVICE column_pair<T> operator()(const column_pair<T>& a, const column_pair<T>& b) const {
-    return {{static_cast<T>(op(a.column[0], b.column[0])), static_cast<T>(op(a.column[1], b.column[1]))}};
+  template <class T, int Cols>
+  TALLY_HOST_DEVICE column_group<T, Cols> operator()(const column_group<T, Cols>& a,
+                                                     const column_group<T, Cols>& b) const {
+    column_group<T, Cols> r;
+#pragma unroll
+    for (int c = 0; c < Cols; ++c) r.column[c] = static_cast<T>(op(a.column[c], b.column[c]));
+    return r;
   }
 };
+template <class Op>
+using column_pair_op = column_group_op<Op>;
 
-// Runs the scan as pairs and returns true, or returns false (the pointers are not aligned
-// for it) and does nothing.
-template <bool Exclusive, class Acc, class Op>
-bool column_pairs(const char* function, const Acc* in, Acc* out, const axis_view& v, Acc init, Op op,
-                  const options& o) {
-  using pair_t = column_pair<Acc>;
-  const auto* pairs_in = reinterpret_cast<const pair_t*>(in);
-  auto* pairs_out = reinterpret_cast<pair_t*>(out);
-  const pair_t seed{{init, init}};
-  const column_pair_op<Op> pair_op{op};
+// Runs the scan as column groups of Cols and returns true, or returns false (the pointers
+// are not aligned for it, or several slices of 16-byte groups) and does nothing.
+template <bool Exclusive, int Cols, class Acc, class Op>
+bool column_groups(const char* function, const Acc* in, Acc* out, const axis_view& v, Acc init, Op op,
+                   const options& o) {
+  using group_t = column_group<Acc, Cols>;
+  const auto* groups_in = reinterpret_cast<const group_t*>(in);
+  auto* groups_out = reinterpret_cast<group_t*>(out);
+  group_t seed;
+  for (int c = 0; c < Cols; ++c) seed.column[c] = init;
+  const column_group_op<Op> group_op{op};
   const std::int64_t rows = v.outer * v.len;
   if (v.outer == 1) {
-    // (a pair must be aligned to its size; the single-pass scan handles any other offset)
-    if (reinterpret_cast<std::uintptr_t>(in) % sizeof(pair_t) != 0 ||
-        reinterpret_cast<std::uintptr_t>(out) % sizeof(pair_t) != 0) {
+    // (a group must be aligned to its size; the single-pass scan handles any other offset)
+    if (reinterpret_cast<std::uintptr_t>(in) % sizeof(group_t) != 0 ||
+        reinterpret_cast<std::uintptr_t>(out) % sizeof(group_t) != 0) {
       return false;
     }
     if constexpr (Exclusive) {
-      tally::exclusive_scan(pairs_in, pairs_out, rows, seed, pair_op, o);
+      tally::exclusive_scan(groups_in, groups_out, rows, seed, group_op, o);
     } else {
-      tally::inclusive_scan(pairs_in, pairs_out, rows, pair_op, o);
+      tally::inclusive_scan(groups_in, groups_out, rows, group_op, o);
     }
     return true;
   }
-  if constexpr (sizeof(Acc) != 4) {
-    return false;  // (the strided kernel)
+  if constexpr (sizeof(group_t) != 8) {
+    return false;  // (the column tiles or the strided kernel)
   } else {
     if (!single_pass::aligned_16(in) || !single_pass::aligned_16(out)) return false;
-    equal_lengths_scan<Exclusive>(function, pairs_in, pairs_out, rows, v.len, v.outer, seed, pair_op, o);
+    equal_lengths_scan<Exclusive>(function, groups_in, groups_out, rows, v.len, v.outer, seed, group_op, o);
     return true;
   }
 }
 
 // Batched scans: along the last axis a segmented scan of equal lengths (a plain scan
 // when there is one line), along another axis the strided scan (two 4-byte columns, or
-// two 8-byte columns in one slice: a scan of column pairs).
+// rows of 16 bytes in one slice: a scan of column groups).
 template <bool Exclusive, class Acc, class In, class Out, class Op>
 void batched(const char* function, In in, Out out, const axis_view& v, Acc init, Op op,
              const options& o) {
@@ -403,7 +416,10 @@ void batched(const char* function, In in, Out out, const axis_view& v, Acc init,
   } else if (v.inner > 1) {
     if constexpr ((sizeof(Acc) == 4 || sizeof(Acc) == 8) && segmented_offsets::acc_pointer_v<Acc, In> &&
                   segmented_offsets::acc_pointer_v<Acc, Out>) {
-      if (v.inner == 2 && column_pairs<Exclusive>(function, in, out, v, init, op, o)) return;
+      if (v.inner == 2 && column_groups<Exclusive, 2>(function, in, out, v, init, op, o)) return;
+      if constexpr (sizeof(Acc) == 4) {
+        if (v.inner == 4 && column_groups<Exclusive, 4>(function, in, out, v, init, op, o)) return;
+      }
     }
     // rows of whole 32-byte pieces (whole 128-byte lines, else 64-byte or 32-byte pieces), or of 16 bytes in
     // slices of whole lines, in chains of more than one

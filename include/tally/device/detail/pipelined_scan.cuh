@@ -454,14 +454,28 @@ TALLY_DEVICE TALLY_FORCEINLINE void load_partial_values(unsigned char* stage, co
 //   store(stage, tile, w, l, p, carry)  step c: warp w's rows behind its prefix p
 //
 // The plain scan's program: a stage is the tile's values.
-template <bool Exclusive, class Acc, class Op, int ComputeThreads, int Rows, int Stages, bool LaneRuns = false>
+//
+// Step a by rows (scan_rows) or by lane runs (scan_lane_runs): lane runs for 16-byte
+// values (one a vector), where a row's warp scan shuffles four words a step. Measured at 9
+// rows (H200, session 55, docs/perf-notes.md, "Lane runs"; x the copy): 16-byte pairs of
+// int64 or double at 1 GiB 1.07x against 1.22-1.26x by rows, at 128 MiB 1.14x against
+// 1.28x; 8-byte values at 2^27 and 4-byte ones at 2^28 0-0.4 points of the copy slower by
+// lane runs (their rows' shuffles are fewer, and the second pass over the stage costs what
+// they save), so they keep rows.
+template <class Acc>
+inline constexpr bool lane_runs_v = vec<Acc> == 1;
+template <bool Exclusive, class Acc, class Op, int ComputeThreads, int Rows, int Stages,
+          bool LaneRuns = lane_runs_v<Acc> && Rows % 2 == 1>
 struct plain_tiles {
   static constexpr pipelined_tuning tune{ComputeThreads, Rows, Stages};
   using total = Acc;
   using L = layout<Acc, tune>;
   using vector = single_pass::vector_of<Acc, L::vec>;
   static constexpr unsigned stage_bytes = tile_bytes<Acc, tune>();
-  static constexpr bool partial_barrier = false;
+  // load_partial fills the stage by rows, each lane the vectors that scan_rows gives it;
+  // lane runs then read vectors that other lanes loaded, so the partial tile (the last
+  // of a call, at most one) takes a barrier between the two
+  static constexpr bool partial_barrier = LaneRuns;
   // 9-row tiles: the next tile lands about 3.8 us after the aggregate on an H200. 5000
   // cycles (2.5 us at 1.98 GHz) was the best of 3500-8000 at 2^28 (docs/perf-notes.md,
   // session 49): 0.3-0.9 points of the copy over none for int32, float, int64 and double,
@@ -489,7 +503,8 @@ struct plain_tiles {
     bulk_copy(stage, in + base, stage_bytes, full);
   }
   TALLY_DEVICE TALLY_FORCEINLINE void prepare(unsigned char*, std::int64_t) const {}
-  // each thread loads the vectors it scans, padded with x_{n-1}
+  // each thread loads its vectors of the rows, padded with x_{n-1} (by rows: the vectors
+  // it scans; by lane runs: partial_barrier above)
   TALLY_DEVICE TALLY_FORCEINLINE void load_partial(unsigned char* stage, std::int64_t base, int warp,
                                                    int lane) const {
     load_partial_values<L>(stage, in, base, n, warp, lane, [](int, int, std::int64_t) {});
