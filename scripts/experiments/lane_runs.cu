@@ -1,7 +1,7 @@
 // Built by hand, not by CMake:
 //   nvcc -std=c++20 -O3 -arch=sm_90 --expt-relaxed-constexpr --extended-lambda -diag-suppress 177
 //        -Iinclude -Iscripts/experiments -o lane_runs scripts/experiments/lane_runs.cu
-// run: ./lane_runs [reps] (session 55; docs/perf-notes.md, "Lane runs").
+// run: ./lane_runs [reps] [threshold] (session 55; docs/perf-notes.md, "Lane runs").
 //
 // The pipelined kernel's step a two ways (pipelined_scan.cuh): by rows (scan_rows, a warp
 // scan a row) and by lane runs (scan_lane_runs, each lane its rows consecutive vectors,
@@ -94,8 +94,64 @@ void run(const char* name, long long rows, int reps) {
   CK(cudaFree(out));
 }
 
+// The second set (`./lane_runs REPS threshold`): where 16-byte values should start on the
+// pipelined kernel now that it scans them by lane runs (pipelined_scan.cuh's min_bytes: 32
+// MiB, set in session 52 when they scanned by rows). int64 pairs from 2^18 to 2^22 rows
+// (4-64 MiB): the public scan (below 32 MiB the tiles by ticket) against the pipelined
+// kernel launched directly, both checked.
+void threshold(int reps) {
+  using T = long long;
+  using E = SG::column_pair<T>;
+  const SG::column_pair_op<tally::plus> op{};
+  for (long long rows : {1ll << 18, 1ll << 19, 1ll << 20, 3ll << 19, 1ll << 21, 1ll << 22}) {
+    const long long values = rows * 2;
+    T *in, *out;
+    CK(cudaMalloc(&in, values * sizeof(T)));
+    CK(cudaMalloc(&out, values * sizeof(T)));
+    std::vector<T> h(values);
+    for (long long i = 0; i < values; ++i) h[i] = (T)((int)(i % 7) - 3);
+    CK(cudaMemcpy(in, h.data(), values * sizeof(T), cudaMemcpyHostToDevice));
+    const auto* ei = reinterpret_cast<const E*>(in);
+    auto* eo = reinterpret_cast<E*>(out);
+    const std::vector<std::function<void()>> fs = {
+        [&] { CK(cudaMemcpyAsync(out, in, values * sizeof(T), cudaMemcpyDeviceToDevice, 0)); },
+        [&] { tally::inclusive_scan(ei, eo, rows, op); },
+        [&] { pipelined_scan<DL::pipelined_protocol, false, true>(ei, eo, rows, op); }};
+    const char* names[] = {"copy", "public", "pipelined"};
+    std::string wrong;
+    std::vector<T> o(values);
+    for (std::size_t f : {1, 2}) {
+      CK(cudaMemset(out, 0x7f, values * sizeof(T)));
+      fs[f]();
+      CK(cudaDeviceSynchronize());
+      CK(cudaMemcpy(o.data(), out, values * sizeof(T), cudaMemcpyDeviceToHost));
+      T s[2] = {};
+      for (long long i = 0; i < values; ++i) {
+        s[i % 2] += h[i];
+        if (o[i] != s[i % 2]) {
+          wrong += std::string(" WRONG:") + names[f] + "@" + std::to_string(i);
+          break;
+        }
+      }
+    }
+    for (int pass = 0; pass < 2; ++pass) {
+      const auto t = interleaved_us(fs, reps);
+      std::printf("int64 pairs %9lld (%3lld MiB) p%d: copy %8.1f us | public %.3fx | pipelined %.3fx%s\n", rows,
+                  values * 8 >> 20, pass, t[0], t[1] / t[0], t[2] / t[0],
+                  wrong.empty() ? " (both checked right)" : wrong.c_str());
+    }
+    std::fflush(stdout);
+    CK(cudaFree(in));
+    CK(cudaFree(out));
+  }
+}
+
 int main(int argc, char** argv) {
   const int reps = argc > 1 ? std::atoi(argv[1]) : 15;
+  if (argc > 2 && std::string(argv[2]) == "threshold") {
+    threshold(reps);
+    return 0;
+  }
   // small shapes first: every tile edge of the checked outputs (a partial last tile)
   run<int, 1>("int32", 9 * 256 * 4 * 3 + 5, 3);
   run<long long, 2>("int64 pairs", 9 * 256 * 3 + 7, 3);
