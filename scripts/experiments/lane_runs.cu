@@ -97,13 +97,17 @@ void run(const char* name, long long rows, int reps) {
 // The second set (`./lane_runs REPS threshold`): where 16-byte values should start on the
 // pipelined kernel now that it scans them by lane runs (pipelined_scan.cuh's min_bytes: 32
 // MiB, set in session 52 when they scanned by rows). int64 pairs from 2^18 to 2^22 rows
-// (4-64 MiB): the public scan (below 32 MiB the tiles by ticket) against the pipelined
-// kernel launched directly, both checked.
-void threshold(int reps) {
+// (4-64 MiB; from 2^14 rows, 256 KiB, in the second run, after the library took them from
+// 4 MiB; `./lane_runs REPS threshold FROM_ROWS` skips shorter ones): the public scan
+// (below the threshold the tiles by ticket) against the pipelined kernel launched
+// directly, both checked.
+void threshold(int reps, long long from_rows) {
   using T = long long;
   using E = SG::column_pair<T>;
   const SG::column_pair_op<tally::plus> op{};
-  for (long long rows : {1ll << 18, 1ll << 19, 1ll << 20, 3ll << 19, 1ll << 21, 1ll << 22}) {
+  for (long long rows : {1ll << 14, 1ll << 16, 1ll << 17, 1ll << 18, 1ll << 19, 1ll << 20, 3ll << 19, 1ll << 21,
+                         1ll << 22}) {
+    if (rows < from_rows) continue;
     const long long values = rows * 2;
     T *in, *out;
     CK(cudaMalloc(&in, values * sizeof(T)));
@@ -149,7 +153,7 @@ void threshold(int reps) {
 int main(int argc, char** argv) {
   const int reps = argc > 1 ? std::atoi(argv[1]) : 15;
   if (argc > 2 && std::string(argv[2]) == "threshold") {
-    threshold(reps);
+    threshold(reps, argc > 3 ? std::atoll(argv[3]) : 0);
     return 0;
   }
   // small shapes first: every tile edge of the checked outputs (a partial last tile)

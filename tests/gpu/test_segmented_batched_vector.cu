@@ -5,7 +5,7 @@
 //   - two 4-byte columns (inner == 2) as one scan of 8-byte column pairs: one slice
 //     through the single-pass scan, several through the tile kernel of
 //     segmented_offsets.cuh with segments of len rows; two 8-byte columns in one slice as
-//     one scan of 16-byte pairs (from 32 MiB the pipelined kernel), and so four 4-byte
+//     one scan of 16-byte pairs (from 4 MiB the pipelined kernel), and so four 4-byte
 //     columns as 16-byte groups; misaligned by one value: the strided kernel;
 //   - rows of >= 128 bytes along a non-last axis through columns_kernel (strided_scan.cuh):
 //     chains of tiles with the windowed look-back, partial column groups and chunks, tiles
@@ -577,7 +577,7 @@ TEST(SegmentedBatchedVector, ReduceThenScanColumnsSameBits) {
 }
 
 // Two 8-byte columns along axis 0: one slice is one scan of 16-byte column pairs (below and
-// from the pipelined kernel's 32 MiB), several slices keep the strided kernel; int64 and
+// from the pipelined kernel's 4 MiB), several slices keep the strided kernel; int64 and
 // double (small integers: exact) and the affine maps, inclusive and exclusive, with and
 // without options.deterministic; then pointers one value off the pairs' 16 bytes.
 template <class T, class Op>
@@ -625,13 +625,13 @@ TEST(SegmentedBatchedVector, EightByteColumnPairsNonCommutative) {
   check_eight_byte_column_pairs(h, affine32{3, 5}, compose32{});
 }
 // the same bits in every run, on non-integer doubles, one slice (the pairs' deterministic
-// look-back: the pipelined kernel's from 32 MiB)
+// look-back: the pipelined kernel's from 4 MiB)
 TEST(SegmentedBatchedVector, DeterministicDoubleColumnPairs) {
   check_deterministic<double>({{{quick() ? (i64{1} << 15) + 77 : (i64{1} << 21) + 77, 2}, 0}});
 }
 
 // Four 4-byte columns along axis 0 (rows of 16 bytes): one slice is one scan of 16-byte
-// column groups (below and from the pipelined kernel's 32 MiB, where it scans by lane
+// column groups (below and from the pipelined kernel's 4 MiB, where it scans by lane
 // runs), several slices keep the column tiles or the strided kernel; int32 and float
 // (small integers: exact) and the 4-byte affine maps (non-commutative), inclusive and
 // exclusive; then pointers one value off the groups' 16 bytes (the strided kernel).
@@ -679,7 +679,7 @@ TEST(SegmentedBatchedVector, FourColumnGroupsNonCommutative) {
   check_four_column_groups(h, affine16{3, 5}, compose16{});
 }
 // the same bits in every run, on non-integer floats, one slice (the groups' deterministic
-// look-back: the pipelined kernel's from 32 MiB)
+// look-back: the pipelined kernel's from 4 MiB)
 TEST(SegmentedBatchedVector, DeterministicFloatFourColumnGroups) {
   check_deterministic<float>({{{quick() ? (i64{1} << 15) + 77 : (i64{1} << 21) + 77, 4}, 0}});
 }

@@ -91,7 +91,7 @@ struct compose32 {
 };
 
 // 16 bytes: affine maps of uint64 (four tagged quarters, tile_state.cuh format 16; the
-// pipelined kernel from 32 MiB, one value a 16-byte vector).
+// pipelined kernel from 4 MiB, one value a 16-byte vector).
 struct affine64 {
   std::uint64_t a, b;
 };
@@ -630,7 +630,7 @@ TEST(SinglePass, PipelinedThroughThePublicScans) {
 TEST(SinglePass, SixteenByteValuesThroughThePublicScans) {
   static_assert(pl::stages_v<affine64> && !pl::stages_v<affine_count> && !pl::stages_v<mat4>,
                 "the pipelined kernel stages 16-byte values, not 12- or 64-byte ones");
-  const std::int64_t n = pl::min_bytes / 16 + 7;
+  const std::int64_t n = pl::min_bytes_for<affine64> / 16 + 7;
   const auto h = bytes_random<affine64>(static_cast<std::size_t>(n), 151);
   const affine64 init{3, 5};
   const auto want_i = reference_scan(h, false, init, compose64{});

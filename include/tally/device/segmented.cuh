@@ -337,8 +337,10 @@ void equal_lengths_scan(const char* function, const Acc* in, Acc* out, std::int6
 // (docs/perf-notes.md). Measured against the strided kernel, H200: two 8-byte columns
 // 0.52-0.61x its time from (2^21, 2) on, 0.65-0.76x at (2^16, 2)-(2^20, 2) (session 52);
 // four 4-byte columns 0.52-0.73x of the public call's time before (the strided kernel, or
-// from 16 MiB the 1-word swizzled column tiles of pipelined_columns.cuh), (2^23, 4) int32
-// 1.26x the copy against 2.42x (session 55, "Rows of four 4-byte columns"). With several
+// from 16 MiB the 1-word swizzled column tiles of pipelined_columns.cuh) from (2^10, 4) to
+// (2^25, 4), with the 16-byte values scanned by rows; by lane runs (pipelined_scan.cuh)
+// (2^23, 4) int32 1.15x the copy and (2^25, 4) 1.07x, where the call took 2.42x and 2.34x
+// (session 55, "Rows of four 4-byte columns"). With several
 // slices the 16-byte groups stay on the column tiles or the strided kernel (the segmented
 // kernels of equal lengths take 4- and 8-byte values, not 16-byte groups).
 template <class T, int Cols>
@@ -354,7 +356,6 @@ struct column_group_op {
   TALLY_HOST_DEVICE column_group<T, Cols> operator()(const column_group<T, Cols>& a,
                                                      const column_group<T, Cols>& b) const {
     column_group<T, Cols> r;
-#pragma unroll
     for (int c = 0; c < Cols; ++c) r.column[c] = static_cast<T>(op(a.column[c], b.column[c]));
     return r;
   }

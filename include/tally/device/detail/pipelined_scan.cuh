@@ -186,10 +186,20 @@ inline constexpr std::int64_t min_bytes = std::int64_t{1} << 25;
 
 // The values this kernel stages: 4 and 8 bytes (four or two a 16-byte vector), and 16
 // bytes (one a vector; since session 52: at 128 MiB-1 GiB of 16-byte column pairs
-// 1.24-1.30x the copy, where the tiles by ticket took 2.6x; H200, docs/perf-notes.md).
+// 1.24-1.30x the copy, where the tiles by ticket took 2.6x; since session 55, scanned by
+// lane runs (plain_tiles below), 1.07-1.14x; H200, docs/perf-notes.md).
 template <class Acc>
 inline constexpr bool stages_v =
     single_pass::vectorisable_v<Acc> || (std::is_trivially_copyable_v<Acc> && sizeof(Acc) == 16);
+
+// Where the public scans take this kernel for values of Acc: min_bytes above for 4- and
+// 8-byte values; from 4 MiB for 16-byte ones, which the tiles by ticket scan one warp
+// scan of four shuffled words a row while this kernel scans them by lane runs: int64 pairs
+// at 4, 8, 16 and 24 MiB took 1.88-1.91x, 1.89-1.91x, 1.92-1.94x and 1.39x the copy here
+// against 2.20-2.21x, 2.43-2.46x, 2.74-2.78x and 2.45-2.49x by ticket (H200, session 55,
+// docs/perf-notes.md, "Where 16-byte values should start"; below 4 MiB not measured).
+template <class Acc>
+inline constexpr std::int64_t min_bytes_for = sizeof(Acc) == 16 ? std::int64_t{1} << 22 : min_bytes;
 
 // Both pointers to Acc itself, of a type this kernel stages.
 template <class Acc, class In, class Out>
@@ -203,11 +213,11 @@ constexpr bool acc_pointers() {
 }
 
 // Whether the public scans take this kernel: pointers to Acc itself of a 4-, 8- or 16-byte
-// type, both 16-byte aligned, and at least min_bytes of data.
+// type, both 16-byte aligned, and at least min_bytes_for<Acc> of data.
 template <class Acc, class In, class Out>
 bool takes(In in, Out out, std::int64_t n) {
   if constexpr (acc_pointers<Acc, In, Out>()) {
-    return n >= min_bytes / static_cast<std::int64_t>(sizeof(Acc)) && single_pass::aligned_16(in) &&
+    return n >= min_bytes_for<Acc> / static_cast<std::int64_t>(sizeof(Acc)) && single_pass::aligned_16(in) &&
            single_pass::aligned_16(out);
   } else {
     (void)in, (void)out, (void)n;
