@@ -576,110 +576,78 @@ TEST(SegmentedBatchedVector, ReduceThenScanColumnsSameBits) {
   check_reduce_then_scan_bits<double>();
 }
 
-// Two 8-byte columns along axis 0: one slice is one scan of 16-byte column pairs (below and
-// from the pipelined kernel's 4 MiB), several slices keep the strided kernel; int64 and
-// double (small integers: exact) and the affine maps, inclusive and exclusive, with and
-// without options.deterministic; then pointers one value off the pairs' 16 bytes.
-template <class T, class Op>
-void check_eight_byte_column_pairs(const std::vector<T>& h, const T& init, Op op) {
-  const i64 big = quick() ? (i64{1} << 15) + 5 : (i64{1} << 21) + 5;  // 32 MiB + 80 bytes
-  check_cases<T>({{{big, 2}, 0}, {{1000, 2}, 0}, {{1, 2}, 0}, {{3, 1000, 2}, 1}, {{2, big / 4, 2}, 1}}, h, init, op);
-  // misaligned: the strided kernel, whole, nothing written outside
+// Rows of 16 bytes along axis 0, two 8-byte columns or four 4-byte ones: one slice is one
+// scan of 16-byte column groups (the tiles by ticket below 4 MiB; in full mode, from 4 MiB,
+// the pipelined kernel, which scans them by lane runs: the sanitizer runs those through
+// test_single_pass.cu's PipelinedTiles), several slices keep the column tiles or the
+// strided kernel; int64, double, int32 and float (small integers: exact) and the affine
+// maps of the column's size (non-commutative), inclusive and exclusive, with and without
+// options.deterministic; then pointers one value off the groups' 16 bytes (the strided
+// kernel), whole, nothing written outside.
+template <int Cols, class T, class Op>
+void check_column_groups(const std::vector<T>& h, const T& init, Op op) {
+  static_assert(Cols * sizeof(T) == 16, "rows of 16 bytes");
+  const i64 big = quick() ? (i64{1} << 15) + 5 : (i64{1} << 21) + 5;  // 32 MiB + 80 bytes in full mode
+  check_cases<T>({{{big, Cols}, 0}, {{1000, Cols}, 0}, {{1, Cols}, 0}, {{3, 1000, Cols}, 1}, {{2, big / 4, Cols}, 1}},
+                 h, init, op);
   const i64 rows = 4099;
   const device_buffer<T> in(h);
   device_buffer<T> out(h.size());
-  std::vector<T> want(static_cast<std::size_t>(2 * rows));
-  const std::vector<T> slice(h.begin() + 1, h.begin() + 1 + 2 * rows);
-  seq::inclusive_scan_batched(slice.begin(), want.begin(), std::vector<i64>{rows, 2}, 0, op);
+  std::vector<T> want(static_cast<std::size_t>(Cols * rows));
+  const std::vector<T> slice(h.begin() + 1, h.begin() + 1 + Cols * rows);
+  seq::inclusive_scan_batched(slice.begin(), want.begin(), std::vector<i64>{rows, Cols}, 0, op);
   out.poison();
-  tally::inclusive_scan_batched(static_cast<const T*>(in.data()) + 1, out.data() + 1, rows, 2, 0, op);
+  tally::inclusive_scan_batched(static_cast<const T*>(in.data()) + 1, out.data() + 1, rows, Cols, 0, op);
   TALLY_TEST_CUDA(cudaDeviceSynchronize());
-  const auto got = out.download(static_cast<std::size_t>(2 * rows + 2));
+  const auto got = out.download(static_cast<std::size_t>(Cols * rows + 2));
   ASSERT_TRUE(device_buffer<T>::is_poison(got[0]));
-  ASSERT_TRUE(device_buffer<T>::is_poison(got[static_cast<std::size_t>(2 * rows + 1)]));
+  ASSERT_TRUE(device_buffer<T>::is_poison(got[static_cast<std::size_t>(Cols * rows + 1)]));
   for (std::size_t i = 0; i < want.size(); ++i) {
     ASSERT_TRUE(got[i + 1] == want[i]) << "misaligned, element " << i << " is " << show(got[i + 1]) << ", want "
                                        << show(want[i]);
   }
 }
 
-template <class T>
-void check_eight_byte_column_pairs_plus() {
-  const std::size_t m = quick() ? (std::size_t{1} << 16) + 16 : (std::size_t{1} << 22) + 16;
-  std::mt19937_64 g(515 + sizeof(T));
-  std::vector<T> h(m);
-  for (auto& x : h) x = static_cast<T>(static_cast<int>(g() % 201) - 100);
-  check_eight_byte_column_pairs(h, static_cast<T>(7), tally::plus{});
+// The values for check_column_groups: enough for its largest case.
+template <int Cols>
+std::size_t column_group_values() {
+  return (quick() ? (std::size_t{1} << 15) + 8 : (std::size_t{1} << 21) + 8) * Cols;
 }
 
-TEST(SegmentedBatchedVector, EightByteColumnPairsInt64) { check_eight_byte_column_pairs_plus<std::int64_t>(); }
-TEST(SegmentedBatchedVector, EightByteColumnPairsDouble) { check_eight_byte_column_pairs_plus<double>(); }
-TEST(SegmentedBatchedVector, EightByteColumnPairsNonCommutative) {
-  const std::size_t m = quick() ? (std::size_t{1} << 16) + 16 : (std::size_t{1} << 22) + 16;
-  std::mt19937_64 g(516);
-  std::vector<affine32> h(m);
-  for (auto& x : h) {
-    x.a = static_cast<std::uint32_t>(g() | 1u);
-    x.b = static_cast<std::uint32_t>(g());
-  }
-  check_eight_byte_column_pairs(h, affine32{3, 5}, compose32{});
+template <class T>
+void check_column_groups_plus() {
+  constexpr int cols = static_cast<int>(16 / sizeof(T));
+  std::mt19937_64 g(515 + sizeof(T));
+  std::vector<T> h(column_group_values<cols>());
+  for (auto& x : h) x = static_cast<T>(static_cast<int>(g() % 201) - 100);
+  check_column_groups<cols>(h, static_cast<T>(7), tally::plus{});
 }
-// the same bits in every run, on non-integer doubles, one slice (the pairs' deterministic
-// look-back: the pipelined kernel's from 4 MiB)
+
+// affine16 or affine32: a odd (the maps stay invertible), b anything
+template <class A, class Compose>
+void check_column_groups_affine() {
+  constexpr int cols = static_cast<int>(16 / sizeof(A));
+  using word = decltype(A{}.a);
+  std::mt19937_64 g(516 + sizeof(A));
+  std::vector<A> h(column_group_values<cols>());
+  for (auto& x : h) {
+    x.a = static_cast<word>(g() | 1u);
+    x.b = static_cast<word>(g());
+  }
+  check_column_groups<cols>(h, A{3, 5}, Compose{});
+}
+
+TEST(SegmentedBatchedVector, EightByteColumnPairsInt64) { check_column_groups_plus<std::int64_t>(); }
+TEST(SegmentedBatchedVector, EightByteColumnPairsDouble) { check_column_groups_plus<double>(); }
+TEST(SegmentedBatchedVector, EightByteColumnPairsNonCommutative) { check_column_groups_affine<affine32, compose32>(); }
+TEST(SegmentedBatchedVector, FourColumnGroupsInt32) { check_column_groups_plus<std::int32_t>(); }
+TEST(SegmentedBatchedVector, FourColumnGroupsFloat) { check_column_groups_plus<float>(); }
+TEST(SegmentedBatchedVector, FourColumnGroupsNonCommutative) { check_column_groups_affine<affine16, compose16>(); }
+// the same bits in every run, on non-integer values, one slice (the groups' deterministic
+// look-back: the pipelined kernel's from 4 MiB in full mode)
 TEST(SegmentedBatchedVector, DeterministicDoubleColumnPairs) {
   check_deterministic<double>({{{quick() ? (i64{1} << 15) + 77 : (i64{1} << 21) + 77, 2}, 0}});
 }
-
-// Four 4-byte columns along axis 0 (rows of 16 bytes): one slice is one scan of 16-byte
-// column groups (below and from the pipelined kernel's 4 MiB, where it scans by lane
-// runs), several slices keep the column tiles or the strided kernel; int32 and float
-// (small integers: exact) and the 4-byte affine maps (non-commutative), inclusive and
-// exclusive; then pointers one value off the groups' 16 bytes (the strided kernel).
-template <class T, class Op>
-void check_four_column_groups(const std::vector<T>& h, const T& init, Op op) {
-  const i64 big = quick() ? (i64{1} << 15) + 5 : (i64{1} << 21) + 5;  // 32 MiB + 80 bytes
-  check_cases<T>({{{big, 4}, 0}, {{1000, 4}, 0}, {{1, 4}, 0}, {{3, 1000, 4}, 1}, {{2, big / 4, 4}, 1}}, h, init, op);
-  const i64 rows = 4099;
-  const device_buffer<T> in(h);
-  device_buffer<T> out(h.size());
-  std::vector<T> want(static_cast<std::size_t>(4 * rows));
-  const std::vector<T> slice(h.begin() + 1, h.begin() + 1 + 4 * rows);
-  seq::inclusive_scan_batched(slice.begin(), want.begin(), std::vector<i64>{rows, 4}, 0, op);
-  out.poison();
-  tally::inclusive_scan_batched(static_cast<const T*>(in.data()) + 1, out.data() + 1, rows, 4, 0, op);
-  TALLY_TEST_CUDA(cudaDeviceSynchronize());
-  const auto got = out.download(static_cast<std::size_t>(4 * rows + 2));
-  ASSERT_TRUE(device_buffer<T>::is_poison(got[0]));
-  ASSERT_TRUE(device_buffer<T>::is_poison(got[static_cast<std::size_t>(4 * rows + 1)]));
-  for (std::size_t i = 0; i < want.size(); ++i) {
-    ASSERT_TRUE(got[i + 1] == want[i]) << "misaligned, element " << i << " is " << show(got[i + 1]) << ", want "
-                                       << show(want[i]);
-  }
-}
-
-template <class T>
-void check_four_column_groups_plus() {
-  const std::size_t m = quick() ? (std::size_t{1} << 17) + 32 : (std::size_t{1} << 23) + 32;
-  std::mt19937_64 g(517 + sizeof(T));
-  std::vector<T> h(m);
-  for (auto& x : h) x = static_cast<T>(static_cast<int>(g() % 201) - 100);
-  check_four_column_groups(h, static_cast<T>(7), tally::plus{});
-}
-
-TEST(SegmentedBatchedVector, FourColumnGroupsInt32) { check_four_column_groups_plus<std::int32_t>(); }
-TEST(SegmentedBatchedVector, FourColumnGroupsFloat) { check_four_column_groups_plus<float>(); }
-TEST(SegmentedBatchedVector, FourColumnGroupsNonCommutative) {
-  const std::size_t m = quick() ? (std::size_t{1} << 17) + 32 : (std::size_t{1} << 23) + 32;
-  std::mt19937_64 g(518);
-  std::vector<affine16> h(m);
-  for (auto& x : h) {
-    x.a = static_cast<std::uint16_t>(g() | 1u);
-    x.b = static_cast<std::uint16_t>(g());
-  }
-  check_four_column_groups(h, affine16{3, 5}, compose16{});
-}
-// the same bits in every run, on non-integer floats, one slice (the groups' deterministic
-// look-back: the pipelined kernel's from 4 MiB)
 TEST(SegmentedBatchedVector, DeterministicFloatFourColumnGroups) {
   check_deterministic<float>({{{quick() ? (i64{1} << 15) + 77 : (i64{1} << 21) + 77, 4}, 0}});
 }
