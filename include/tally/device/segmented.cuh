@@ -339,8 +339,8 @@ void equal_lengths_scan(const char* function, const Acc* in, Acc* out, std::int6
 // four 4-byte columns 0.52-0.73x of the public call's time before (the strided kernel, or
 // from 16 MiB the 1-word swizzled column tiles of pipelined_columns.cuh) from (2^10, 4) to
 // (2^25, 4), with the 16-byte values scanned by rows; by lane runs (pipelined_scan.cuh)
-// (2^23, 4) int32 1.15x the copy and (2^25, 4) 1.07x, where the call took 2.42x and 2.34x
-// (session 55, "Rows of four 4-byte columns"). With several
+// (2^23, 4) int32 1.13-1.15x the copy and (2^25, 4) 1.07x, where the call took 2.42x and
+// 2.34x (session 55, "Rows of four 4-byte columns"). With several
 // slices the 16-byte groups stay on the column tiles or the strided kernel (the segmented
 // kernels of equal lengths take 4- and 8-byte values, not 16-byte groups).
 template <class T, int Cols>

@@ -196,8 +196,9 @@ inline constexpr bool stages_v =
 // 8-byte values; from 4 MiB for 16-byte ones, which the tiles by ticket scan one warp
 // scan of four shuffled words a row while this kernel scans them by lane runs: int64 pairs
 // at 4, 8, 16 and 24 MiB took 1.88-1.91x, 1.89-1.91x, 1.92-1.94x and 1.39x the copy here
-// against 2.20-2.21x, 2.43-2.46x, 2.74-2.78x and 2.45-2.49x by ticket (H200, session 55,
-// docs/perf-notes.md, "Where 16-byte values should start"; below 4 MiB not measured).
+// against 2.20-2.21x, 2.43-2.46x, 2.74-2.78x and 2.45-2.49x by ticket, and below 4 MiB the
+// tiles by ticket were as fast (2 MiB) or faster (1 MiB by 3%, 256 KiB by 10%) (H200,
+// session 55, docs/perf-notes.md, "Where 16-byte values should start").
 template <class Acc>
 inline constexpr std::int64_t min_bytes_for = sizeof(Acc) == 16 ? std::int64_t{1} << 22 : min_bytes;
 
@@ -469,9 +470,11 @@ TALLY_DEVICE TALLY_FORCEINLINE void load_partial_values(unsigned char* stage, co
 // values (one a vector), where a row's warp scan shuffles four words a step. Measured at 9
 // rows (H200, session 55, docs/perf-notes.md, "Lane runs"; x the copy): 16-byte pairs of
 // int64 or double at 1 GiB 1.07x against 1.22-1.26x by rows, at 128 MiB 1.14x against
-// 1.28x; 8-byte values at 2^27 and 4-byte ones at 2^28 0-0.4 points of the copy slower by
-// lane runs (their rows' shuffles are fewer, and the second pass over the stage costs what
-// they save), so they keep rows.
+// 1.28x. By lane runs 4-byte values at 2^28 were 0.1-0.5 points of the copy slower, and
+// 8-byte ones at 2^27 between 0.2 points slower and 0.5 faster, with no consistent sign,
+// so they keep rows (they shuffle a quarter or half the words a row; that the second,
+// dependent pass over the stage costs about what this saves is a guess, not measured
+// apart).
 template <class Acc>
 inline constexpr bool lane_runs_v = vec<Acc> == 1;
 template <bool Exclusive, class Acc, class Op, int ComputeThreads, int Rows, int Stages,
