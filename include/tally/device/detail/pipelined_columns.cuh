@@ -131,7 +131,9 @@ inline constexpr int narrow_words = 4;
 // their stage is swizzled (the kernel's Swizzle): 2.41-2.45x the copy against
 // strided_kernel's 2.75-2.76x. Read as landed, 1-word tiles were slower than
 // strided_kernel (2.97-4.60x), so rows of 48, 80 ... bytes (several 1-word groups) keep it
-// (session 54).
+// (session 54). (Since session 55 the public call gives rows of 16 bytes in one slice to
+// one scan of 16-byte column groups, segmented.cuh: 1.13-1.15x at (2^23, 4) int32; so the
+// 1-word tiles take them only in several slices.)
 inline constexpr int narrowest_words = 2;
 
 template <class Acc>
