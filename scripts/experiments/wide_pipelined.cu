@@ -1,0 +1,94 @@
+// Built by hand, not by CMake:
+//   nvcc -std=c++20 -O3 -arch=sm_90 --expt-relaxed-constexpr --extended-lambda -diag-suppress 177
+//        -Iinclude -Iscripts/experiments -o wide_pipelined scripts/experiments/wide_pipelined.cu
+// run: ./wide_pipelined [reps] (session 56; docs/perf-notes.md, "Wide values on the pipelined kernel").
+//
+// Values of 12 to 64 bytes (C int32 columns as one element, the operator column by column)
+// on the pipelined kernel's wide tiles (pipelined_scan.cuh, wide_tiles: a lane a run of
+// consecutive values, the stage copied out as 16-byte vectors) against the tiles by ticket
+// (single_pass_scan.cuh, the public path before), beside a copy of the same bytes,
+// interleaved, from 256 KiB to 512 MiB: where the public scans should switch, and what
+// the wide tiles reach. Both kernels' outputs are checked whole first, inclusive and
+// exclusive with a seed, at sizes that end in a partial tile (columns_common.cuh).
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <vector>
+
+#include "tally/tally.cuh"
+#include "columns_common.cuh"
+#include "timing.cuh"
+
+namespace SP = tally::detail::single_pass;
+namespace PL = tally::detail::pipelined;
+using lookback = tally::detail::decoupled_lookback::protocol;
+using pipelined_lookback = tally::detail::decoupled_lookback::pipelined_protocol;
+
+template <int C>
+struct group {
+  int column[C];
+};
+struct group_plus {
+  template <int C>
+  __host__ __device__ group<C> operator()(const group<C>& a, const group<C>& b) const {
+    group<C> r;
+    for (int c = 0; c < C; ++c) r.column[c] = a.column[c] + b.column[c];
+    return r;
+  }
+};
+
+// variant 0: the tiles by ticket; 1: the pipelined kernel's wide tiles
+template <bool Exclusive, int C>
+void scan(int variant, const group<C>* in, group<C>* out, long long rows, int init) {
+  using G = group<C>;
+  G seed;
+  for (int k = 0; k < C; ++k) seed.column[k] = init;
+  const auto s = tally::detail::make_seed<G, Exclusive>(seed);
+  if (variant == 0) {
+    SP::scan<lookback, Exclusive, G>("wide_pipelined", "", in, out, rows, s, group_plus{}, tally::options{});
+  } else {
+    PL::scan<pipelined_lookback, Exclusive, G>("wide_pipelined", "", in, out, rows, s, group_plus{},
+                                               tally::options{});
+  }
+}
+
+template <int C>
+void run(long long rows, int reps) {
+  using G = group<C>;
+  const column_case<int> c(1, rows, C);
+  c.check_both("int32", {0, 1}, [&](auto excl, int v, const int* in, int* out, int init) {
+    scan<decltype(excl)::value>(v, reinterpret_cast<const G*>(in), reinterpret_cast<G*>(out), rows, init);
+  });
+  const auto* gi = reinterpret_cast<const G*>(c.in);
+  auto* go = reinterpret_cast<G*>(c.out);
+  const std::vector<std::function<void()>> fs = {
+      [&] { CK(cudaMemcpyAsync(c.out, c.in, c.n * sizeof(int), cudaMemcpyDeviceToDevice, 0)); },
+      [&] { scan<false>(0, gi, go, rows, 0); }, [&] { scan<false>(1, gi, go, rows, 0); }};
+  for (int pass = 0; pass < 2; ++pass) {
+    const auto t = interleaved_us(fs, reps);
+    std::printf("%2d bytes %8.2f MiB (K %2d) p%d: copy %7.1f us | by ticket %.3fx | wide tiles %.3fx\n", C * 4,
+                c.n * 4 / 1048576.0, SP::layout<256, 1, 1, false>::rows * PL::wide_run<G>(), pass, t[0],
+                t[1] / t[0], t[2] / t[0]);
+  }
+  std::fflush(stdout);
+}
+
+template <int C>
+void sizes(int reps) {
+  // about 256 KiB to 512 MiB, each a partial last tile (rows not a multiple of 256 K)
+  for (long long bytes : {1ll << 18, 1ll << 20, 1ll << 22, 1ll << 23, 1ll << 24, 1ll << 26, 1ll << 29}) {
+    run<C>(bytes / (4 * C) - 3, reps);
+  }
+}
+
+int main(int argc, char** argv) {
+  const int reps = argc > 1 ? std::atoi(argv[1]) : 15;
+  sizes<3>(reps);
+  sizes<5>(reps);
+  sizes<6>(reps);
+  sizes<7>(reps);
+  sizes<8>(reps);
+  sizes<12>(reps);
+  sizes<16>(reps);
+  return 0;
+}
