@@ -576,17 +576,19 @@ TEST(SegmentedBatchedVector, ReduceThenScanColumnsSameBits) {
   check_reduce_then_scan_bits<double>();
 }
 
-// Rows of 16 bytes along axis 0, two 8-byte columns or four 4-byte ones: one slice is one
-// scan of 16-byte column groups (the tiles by ticket below 4 MiB; in full mode, from 4 MiB,
-// the pipelined kernel, which scans them by lane runs: the sanitizer runs those through
-// test_single_pass.cu's PipelinedTiles), several slices keep the column tiles or the
-// strided kernel; int64, double, int32 and float (small integers: exact) and the affine
-// maps of the column's size (non-commutative), inclusive and exclusive, with and without
-// options.deterministic; then pointers one value off the groups' 16 bytes (the strided
-// kernel), whole, nothing written outside.
+// Rows of 16 bytes along axis 0, two 8-byte columns or four 4-byte ones, and rows of three
+// columns (12 or 24 bytes): one slice is one scan of column groups (the tiles by ticket
+// below 4 MiB; in full mode, from 4 MiB, the pipelined kernel, which scans 16-byte groups
+// by lane runs and 12- and 24-byte ones in wide tiles: the sanitizer runs those through
+// test_single_pass.cu's PipelinedTiles and PipelinedWideTiles), several slices keep the
+// column tiles or the strided kernel; int64, double, int32 and float (small integers:
+// exact) and the affine maps of the column's size (non-commutative), inclusive and
+// exclusive, with and without options.deterministic; then pointers one value off 16 bytes
+// (16-byte rows: the strided kernel; three columns: still the groups, whose alignment is
+// the column's), whole, nothing written outside.
 template <int Cols, class T, class Op>
 void check_column_groups(const std::vector<T>& h, const T& init, Op op) {
-  static_assert(Cols * sizeof(T) == 16, "rows of 16 bytes");
+  static_assert(Cols * sizeof(T) == 16 || Cols == 3, "rows of 16 bytes, or of three columns");
   const i64 big = quick() ? (i64{1} << 15) + 5 : (i64{1} << 21) + 5;  // 32 MiB + 80 bytes in full mode
   check_cases<T>({{{big, Cols}, 0}, {{1000, Cols}, 0}, {{1, Cols}, 0}, {{3, 1000, Cols}, 1}, {{2, big / 4, Cols}, 1}},
                  h, init, op);
@@ -614,21 +616,19 @@ std::size_t column_group_values() {
   return (quick() ? (std::size_t{1} << 15) + 8 : (std::size_t{1} << 21) + 8) * Cols;
 }
 
-template <class T>
+template <class T, int cols = static_cast<int>(16 / sizeof(T))>
 void check_column_groups_plus() {
-  constexpr int cols = static_cast<int>(16 / sizeof(T));
-  std::mt19937_64 g(515 + sizeof(T));
+  std::mt19937_64 g(515 + sizeof(T) + cols);
   std::vector<T> h(column_group_values<cols>());
   for (auto& x : h) x = static_cast<T>(static_cast<int>(g() % 201) - 100);
   check_column_groups<cols>(h, static_cast<T>(7), tally::plus{});
 }
 
 // affine16 or affine32: a odd (the maps stay invertible), b anything
-template <class A, class Compose>
+template <class A, class Compose, int cols = static_cast<int>(16 / sizeof(A))>
 void check_column_groups_affine() {
-  constexpr int cols = static_cast<int>(16 / sizeof(A));
   using word = decltype(A{}.a);
-  std::mt19937_64 g(516 + sizeof(A));
+  std::mt19937_64 g(516 + sizeof(A) + cols);
   std::vector<A> h(column_group_values<cols>());
   for (auto& x : h) {
     x.a = static_cast<word>(g() | 1u);
@@ -643,6 +643,14 @@ TEST(SegmentedBatchedVector, EightByteColumnPairsNonCommutative) { check_column_
 TEST(SegmentedBatchedVector, FourColumnGroupsInt32) { check_column_groups_plus<std::int32_t>(); }
 TEST(SegmentedBatchedVector, FourColumnGroupsFloat) { check_column_groups_plus<float>(); }
 TEST(SegmentedBatchedVector, FourColumnGroupsNonCommutative) { check_column_groups_affine<affine16, compose16>(); }
+TEST(SegmentedBatchedVector, ThreeColumnGroupsInt32) { check_column_groups_plus<std::int32_t, 3>(); }
+TEST(SegmentedBatchedVector, ThreeColumnGroupsFloat) { check_column_groups_plus<float, 3>(); }
+TEST(SegmentedBatchedVector, ThreeColumnGroupsInt64) { check_column_groups_plus<std::int64_t, 3>(); }
+TEST(SegmentedBatchedVector, ThreeColumnGroupsDouble) { check_column_groups_plus<double, 3>(); }
+TEST(SegmentedBatchedVector, ThreeColumnGroupsNonCommutative) {
+  check_column_groups_affine<affine16, compose16, 3>();  // 12-byte groups
+  check_column_groups_affine<affine32, compose32, 3>();  // 24-byte groups
+}
 // the same bits in every run, on non-integer values, one slice (the groups' deterministic
 // look-back: the pipelined kernel's from 4 MiB in full mode)
 TEST(SegmentedBatchedVector, DeterministicDoubleColumnPairs) {
@@ -650,6 +658,10 @@ TEST(SegmentedBatchedVector, DeterministicDoubleColumnPairs) {
 }
 TEST(SegmentedBatchedVector, DeterministicFloatFourColumnGroups) {
   check_deterministic<float>({{{quick() ? (i64{1} << 15) + 77 : (i64{1} << 21) + 77, 4}, 0}});
+}
+TEST(SegmentedBatchedVector, DeterministicThreeColumnGroups) {
+  check_deterministic<float>({{{quick() ? (i64{1} << 15) + 77 : (i64{1} << 21) + 77, 3}, 0}});
+  check_deterministic<double>({{{quick() ? (i64{1} << 15) + 77 : (i64{1} << 21) + 77, 3}, 0}});
 }
 
 TEST(SegmentedBatchedVector, LongChainsInt32) { check_long_chains<std::int32_t>(); }

@@ -102,13 +102,18 @@ struct compose64 {
     return {g.a * f.a, g.a * f.b + g.b};
   }
 };
-// 16 bytes of doubles, summed componentwise: not exact, so options.deterministic applies.
-struct double_pair {
-  double x, y;
+// K floating-point values summed componentwise: not exact, so options.deterministic
+// applies (two doubles: 16 bytes; three floats or doubles: 12 or 24, the wide tiles).
+template <class F, int K>
+struct floats {
+  F x[K];
 };
-struct double_pair_plus {
-  TALLY_HOST_DEVICE double_pair operator()(const double_pair& p, const double_pair& q) const {
-    return {p.x + q.x, p.y + q.y};
+struct floats_plus {
+  template <class F, int K>
+  TALLY_HOST_DEVICE floats<F, K> operator()(const floats<F, K>& p, const floats<F, K>& q) const {
+    floats<F, K> r;
+    for (int k = 0; k < K; ++k) r.x[k] = p.x[k] + q.x[k];
+    return r;
   }
 };
 
@@ -147,6 +152,44 @@ struct mat4_product {
     return r;
   }
 };
+
+// M affine maps of uint32 side by side, composed map by map, with an optional count (not
+// commutative, exact): the wide values of the pipelined kernel (pipelined_scan.cuh,
+// wide_tiles) in each access width: 20 and 36 bytes (4-byte accesses), 24 (8-byte), 32 and
+// 48 (16-byte; 32 bytes with bank conflicts).
+template <int M, bool Count>
+struct affine_maps {
+  std::uint32_t a[M], b[M];
+  std::uint32_t count[Count ? 1 : 0];
+};
+template <int M, bool Count>
+bool operator==(const affine_maps<M, Count>& l, const affine_maps<M, Count>& r) {
+  return std::memcmp(&l, &r, sizeof l) == 0;
+}
+template <int M, bool Count>
+std::ostream& operator<<(std::ostream& os, const affine_maps<M, Count>& f) {
+  return os << "(" << f.a[0] << "," << f.b[0] << " ... " << f.a[M - 1] << "," << f.b[M - 1] << ")";
+}
+struct compose_maps {
+  template <int M, bool Count>
+  TALLY_HOST_DEVICE affine_maps<M, Count> operator()(const affine_maps<M, Count>& f,
+                                                     const affine_maps<M, Count>& g) const {
+    affine_maps<M, Count> r;
+    for (int i = 0; i < M; ++i) {
+      r.a[i] = g.a[i] * f.a[i];
+      r.b[i] = g.a[i] * f.b[i] + g.b[i];
+    }
+    if constexpr (Count) r.count[0] = f.count[0] + g.count[0];
+    return r;
+  }
+};
+using maps20 = affine_maps<2, true>;
+using maps24 = affine_maps<3, false>;
+using maps32 = affine_maps<4, false>;
+using maps36 = affine_maps<4, true>;
+using maps48 = affine_maps<6, false>;
+static_assert(sizeof(maps20) == 20 && sizeof(maps24) == 24 && sizeof(maps32) == 32 && sizeof(maps36) == 36 &&
+              sizeof(maps48) == 48);
 
 // 2 bytes: int16 sums wrapping in uint16 (8-byte descriptor, scalar path).
 struct plus_u16 {
@@ -547,6 +590,22 @@ TEST(SinglePass, PipelinedTiles) {
   check_pipelined_tiles<affine64, compose64>("affine64 compose (16 bytes, non-commutative)", 126, true);
 }
 
+// The wide tiles (values of 12 to 64 bytes but 16: a lane a run of consecutive values, the
+// partial last tile loaded and stored by the warps' lanes together): every tile edge for
+// 12 and 24 bytes, the other widths at the edges alone.
+TEST(SinglePass, PipelinedWideTiles) {
+  static_assert(pl::wide_v<affine_count> && pl::wide_v<maps20> && pl::wide_v<maps24> && pl::wide_v<maps32> &&
+                    pl::wide_v<maps36> && pl::wide_v<maps48> && pl::wide_v<mat4> && !pl::wide_v<affine64>,
+                "the widths the cases below are meant to cover");
+  check_pipelined_tiles<affine_count, compose_count>("affine+count (12 bytes)", 127, true);
+  check_pipelined_tiles<maps20, compose_maps>("2 maps + count (20 bytes)", 128, false);
+  check_pipelined_tiles<maps24, compose_maps>("3 maps (24 bytes)", 129, true);
+  check_pipelined_tiles<maps32, compose_maps>("4 maps (32 bytes)", 130, false);
+  check_pipelined_tiles<maps36, compose_maps>("4 maps + count (36 bytes)", 131, false);
+  check_pipelined_tiles<maps48, compose_maps>("6 maps (48 bytes)", 132, false);
+  check_pipelined_tiles<mat4, mat4_product>("mat4 product (64 bytes)", 133, false);
+}
+
 // The stall test (above) for the pipelined kernel: its producer calls the hook right
 // after drawing a tile's ticket, before the tile's copy starts.
 TEST(SinglePass, PipelinedStallTest) {
@@ -623,59 +682,80 @@ TEST(SinglePass, PipelinedThroughThePublicScans) {
   }
 }
 
-// 16-byte values through the public scans from the size where they switch to the pipelined
-// kernel: exactly for a non-commutative operator with both strategies, and the same bits
-// in every run for sums of doubles with options.deterministic (the chained scan's bits:
-// both run the pipelined kernel, whose tiles and association are the same).
-TEST(SinglePass, SixteenByteValuesThroughThePublicScans) {
-  static_assert(pl::stages_v<affine64> && !pl::stages_v<affine_count> && !pl::stages_v<mat4>,
-                "the pipelined kernel stages 16-byte values, not 12- or 64-byte ones");
-  const std::int64_t n = pl::min_bytes_for<affine64> / 16 + 7;
-  const auto h = bytes_random<affine64>(static_cast<std::size_t>(n), 151);
-  const affine64 init{3, 5};
-  const auto want_i = reference_scan(h, false, init, compose64{});
-  const auto want_e = reference_scan(h, true, init, compose64{});
-  device_buffer<affine64> in(h), out(static_cast<std::size_t>(n + 1));
+// Values through the public scans from the size where they switch to the pipelined
+// kernel (min_bytes_for): exactly for a non-commutative operator with both strategies.
+template <class T, class Op>
+void check_public_pipelined(const char* label, std::uint64_t salt, const T& init) {
+  SCOPED_TRACE(label);
+  const std::int64_t n = pl::min_bytes_for<T> / static_cast<std::int64_t>(sizeof(T)) + 7;
+  const auto h = bytes_random<T>(static_cast<std::size_t>(n), salt);
+  const auto want_i = reference_scan(h, false, init, Op{});
+  const auto want_e = reference_scan(h, true, init, Op{});
+  device_buffer<T> in(h), out(static_cast<std::size_t>(n + 1));
   for (auto s : single_pass_strategies) {
     out.poison();
-    tally::inclusive_scan(in.data(), out.data(), n, compose64{}, with_strategy(s));
+    tally::inclusive_scan(in.data(), out.data(), n, Op{}, with_strategy(s));
     TALLY_TEST_CUDA(cudaDeviceSynchronize());
     ASSERT_TRUE(matches(out.download(), want_i, static_cast<std::size_t>(n))) << name_of(s) << " inclusive";
     out.poison();
-    tally::exclusive_scan(in.data(), out.data(), n, init, compose64{}, with_strategy(s));
+    tally::exclusive_scan(in.data(), out.data(), n, init, Op{}, with_strategy(s));
     TALLY_TEST_CUDA(cudaDeviceSynchronize());
     const auto got = out.download();
     ASSERT_TRUE(matches(got, want_e, static_cast<std::size_t>(n))) << name_of(s) << " exclusive";
-    ASSERT_TRUE(device_buffer<affine64>::is_poison(got[static_cast<std::size_t>(n)]));
+    ASSERT_TRUE(device_buffer<T>::is_poison(got[static_cast<std::size_t>(n)]));
   }
-  // deterministic sums of double pairs: run to run and against the chained scan
-  std::vector<double_pair> hp(static_cast<std::size_t>(n));
-  auto g = rng(152);
-  for (auto& p : hp) {
-    p.x = std::ldexp(static_cast<double>(g() % 2000001) - 1e6, -7);
-    p.y = static_cast<double>(g() % 1000) * 0.1;
+}
+
+// Sums of K floating-point values a element from min_bytes_for on: the same bits in every
+// run with options.deterministic, and the chained scan's bits (both run the pipelined
+// kernel, whose tiles and association are the same); near the exact sums.
+template <class F, int K>
+void check_deterministic_public(std::uint64_t salt) {
+  using V = floats<F, K>;
+  const std::int64_t n = pl::min_bytes_for<V> / static_cast<std::int64_t>(sizeof(V)) + 7;
+  std::vector<V> h(static_cast<std::size_t>(n));
+  auto g = rng(salt);
+  for (auto& v : h) {
+    v.x[0] = static_cast<F>(std::ldexp(static_cast<double>(g() % 2001) - 1000, -7));  // exact sums
+    for (int k = 1; k < K; ++k) v.x[k] = static_cast<F>(static_cast<double>(g() % 1000) * 0.1);
   }
-  device_buffer<double_pair> pin(hp), pout(static_cast<std::size_t>(n));
-  pout.poison();
-  tally::inclusive_scan(pin.data(), pout.data(), n, double_pair_plus{}, with_strategy(scan_strategy::chained));
+  device_buffer<V> in(h), out(static_cast<std::size_t>(n));
+  out.poison();
+  tally::inclusive_scan(in.data(), out.data(), n, floats_plus{}, with_strategy(scan_strategy::chained));
   TALLY_TEST_CUDA(cudaDeviceSynchronize());
-  const auto chained = pout.download();
+  const auto chained = out.download();
   for (int run = 0; run < 2; ++run) {
-    pout.poison();
-    tally::inclusive_scan(pin.data(), pout.data(), n, double_pair_plus{},
+    out.poison();
+    tally::inclusive_scan(in.data(), out.data(), n, floats_plus{},
                           with_strategy(scan_strategy::decoupled_lookback, true));
     TALLY_TEST_CUDA(cudaDeviceSynchronize());
-    const auto got = pout.download();
-    ASSERT_EQ(std::memcmp(got.data(), chained.data(), got.size() * sizeof(double_pair)), 0) << "run " << run;
+    const auto got = out.download();
+    ASSERT_EQ(std::memcmp(got.data(), chained.data(), got.size() * sizeof(V)), 0) << "run " << run;
   }
-  double x = 0, y = 0, worst = 0;
-  for (std::size_t i = 0; i < hp.size(); ++i) {
-    x += hp[i].x;
-    y += hp[i].y;
-    worst = std::max(worst, std::fabs(chained[i].x - x));
-    worst = std::max(worst, std::fabs(chained[i].y - y) / (1.0 + y));
+  double exact = 0, rest = 0, worst = 0;
+  for (std::size_t i = 0; i < h.size(); ++i) {
+    exact += static_cast<double>(h[i].x[0]);
+    rest += static_cast<double>(h[i].x[K - 1]);
+    worst = std::max(worst, std::fabs(static_cast<double>(chained[i].x[0]) - exact));
+    worst = std::max(worst, std::fabs(static_cast<double>(chained[i].x[K - 1]) - rest) / (1.0 + rest));
   }
-  EXPECT_LT(worst, 1e-3);  // (the x sums are exact: multiples of 2^-7 far below 2^53)
+  // (the first components' sums are exact: multiples of 2^-7 far below the mantissa's range)
+  EXPECT_LT(worst, std::is_same_v<F, float> ? 1e-2 : 1e-3);
+}
+
+TEST(SinglePass, SixteenByteValuesThroughThePublicScans) {
+  static_assert(pl::stages_v<affine64> && !pl::wide_v<affine64>, "16-byte values: plain_tiles' lane runs");
+  check_public_pipelined<affine64, compose64>("affine64 compose", 151, affine64{3, 5});
+  check_deterministic_public<double, 2>(152);
+}
+
+// Values of 12 to 64 bytes (the wide tiles) through the public scans, from 4 MiB.
+TEST(SinglePass, WideValuesThroughThePublicScans) {
+  check_public_pipelined<affine_count, compose_count>("affine+count (12 bytes)", 153, affine_count{3, 5, 1});
+  check_public_pipelined<maps24, compose_maps>("3 maps (24 bytes)", 154, bytes_random<maps24>(1, 155)[0]);
+  check_public_pipelined<mat4, mat4_product>("mat4 product (64 bytes)", 156, bytes_random<mat4>(1, 157)[0]);
+  check_deterministic_public<float, 3>(158);
+  check_deterministic_public<double, 3>(159);
 }
 
 // The descriptors of 9-16-byte values (tile_state.cuh, format 16: four quarters, each the

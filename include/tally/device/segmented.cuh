@@ -343,8 +343,23 @@ void equal_lengths_scan(const char* function, const Acc* in, Acc* out, std::int6
 // 2.34x (session 55, "Rows of four 4-byte columns"). With several
 // slices the 16-byte groups stay on the column tiles or the strided kernel (the segmented
 // kernels of equal lengths take 4- and 8-byte values, not 16-byte groups).
+// Three columns of a 4- or 8-byte type in one slice (rows of 12 or 24 bytes: points in 3-D)
+// likewise: one scan of 12- or 24-byte groups, which the pipelined kernel's wide tiles
+// take from 4 MiB (pipelined_scan.cuh). Measured as that plain scan (H200, session 56,
+// "Wide values on the pipelined kernel"): 12-byte groups at 64 and 512 MiB 1.20x and 1.09x
+// the copy, 24-byte ones 1.45-1.47x, where the strided kernel took 2.72-2.81x and, for
+// (rows, 3) int64, 2.38-2.46x ("Rows of 3 to 12 columns"). Below 4 MiB the groups run the
+// tiles by ticket: 12-byte ones 1.66-1.72x at 256 KiB-1 MiB against the strided kernel's
+// 2.9-3.0x. Rows of 5, 6, 7 and 12 columns would gain as much as plain scans of wide
+// values (20-48 bytes: 1.4-1.7x from 64 MiB, against 2.7x) but are not taken: each
+// width instantiates the whole plain scan once more for every batched call's type.
+// A group is aligned to its size where that is a power of two (8 and 16 bytes: the
+// vectorised and 16-byte paths take it), otherwise as T (three columns: 12 or 24 bytes).
 template <class T, int Cols>
-struct alignas(Cols * sizeof(T)) column_group {
+inline constexpr std::size_t column_group_alignment =
+    ((Cols * sizeof(T)) & (Cols * sizeof(T) - 1)) == 0 ? Cols * sizeof(T) : alignof(T);
+template <class T, int Cols>
+struct alignas(column_group_alignment<T, Cols>) column_group {
   T column[Cols];
 };
 template <class T>
@@ -376,9 +391,9 @@ bool column_groups(const char* function, const Acc* in, Acc* out, const axis_vie
   const column_group_op<Op> group_op{op};
   const std::int64_t rows = v.outer * v.len;
   if (v.outer == 1) {
-    // (a group must be aligned to its size; the single-pass scan handles any other offset)
-    if (reinterpret_cast<std::uintptr_t>(in) % sizeof(group_t) != 0 ||
-        reinterpret_cast<std::uintptr_t>(out) % sizeof(group_t) != 0) {
+    // (a group must be aligned as its type; the single-pass scan handles any other offset)
+    if (reinterpret_cast<std::uintptr_t>(in) % alignof(group_t) != 0 ||
+        reinterpret_cast<std::uintptr_t>(out) % alignof(group_t) != 0) {
       return false;
     }
     if constexpr (Exclusive) {
@@ -399,7 +414,7 @@ bool column_groups(const char* function, const Acc* in, Acc* out, const axis_vie
 
 // Batched scans: along the last axis a segmented scan of equal lengths (a plain scan
 // when there is one line), along another axis the strided scan (two 4-byte columns, or
-// rows of 16 bytes in one slice: a scan of column groups).
+// rows of 2, 3 or 4 columns in one slice: a scan of column groups).
 template <bool Exclusive, class Acc, class In, class Out, class Op>
 void batched(const char* function, In in, Out out, const axis_view& v, Acc init, Op op,
              const options& o) {
@@ -418,6 +433,7 @@ void batched(const char* function, In in, Out out, const axis_view& v, Acc init,
     if constexpr ((sizeof(Acc) == 4 || sizeof(Acc) == 8) && segmented_offsets::acc_pointer_v<Acc, In> &&
                   segmented_offsets::acc_pointer_v<Acc, Out>) {
       if (v.inner == 2 && column_groups<Exclusive, 2>(function, in, out, v, init, op, o)) return;
+      if (v.inner == 3 && column_groups<Exclusive, 3>(function, in, out, v, init, op, o)) return;
       if constexpr (sizeof(Acc) == 4) {
         if (v.inner == 4 && column_groups<Exclusive, 4>(function, in, out, v, init, op, o)) return;
       }

@@ -144,17 +144,34 @@ inline constexpr pipelined_tuning default_tuning{256, 9, 2};
 
 template <class Acc>
 inline constexpr int vec = static_cast<int>(16 / sizeof(Acc));
+// Values of 12 to 64 bytes other than 16 take wide_tiles below: a lane a run of
+// wide_run<Acc>() consecutive values ("wide values" below says why).
+template <class Acc>
+inline constexpr bool wide_v = std::is_trivially_copyable_v<Acc> && sizeof(Acc) % 4 == 0 &&
+                               sizeof(Acc) >= 12 && sizeof(Acc) <= 64 && sizeof(Acc) != 16;
+template <class Acc>
+inline constexpr int wide_access = sizeof(Acc) % 16 == 0 ? 16 : sizeof(Acc) % 8 == 0 ? 8 : 4;
+template <class Acc>
+constexpr int wide_run() {
+  constexpr int k = static_cast<int>(144 / sizeof(Acc));
+  return k % 2 == 0 && k > 2 ? k - 1 : k;
+}
+
 template <class Acc, pipelined_tuning Tune = default_tuning>
 using layout = single_pass::layout<Tune.compute_threads, Tune.rows, vec<Acc>, true>;
 // the same tiles as a single_pass_tuning (for the state's size)
 template <class Acc, pipelined_tuning Tune = default_tuning>
 constexpr single_pass::single_pass_tuning tuning() {
-  return {Tune.compute_threads, Tune.rows, vec<Acc>};
+  if constexpr (wide_v<Acc>) {
+    return {Tune.compute_threads, wide_run<Acc>(), 1};
+  } else {
+    return {Tune.compute_threads, Tune.rows, vec<Acc>};
+  }
 }
 
 template <class Acc, pipelined_tuning Tune = default_tuning>
 constexpr std::int64_t tile_items() {
-  return layout<Acc, Tune>::tile_items;
+  return tuning<Acc, Tune>().tile_items();
 }
 // The public scans' storage query counts the default tiles of single_pass_scan.cuh
 // (single_pass::public_storage_bytes); these tiles must need no more descriptors.
@@ -190,7 +207,7 @@ inline constexpr std::int64_t min_bytes = std::int64_t{1} << 25;
 // lane runs (plain_tiles below), 1.07-1.14x; H200, docs/perf-notes.md).
 template <class Acc>
 inline constexpr bool stages_v =
-    single_pass::vectorisable_v<Acc> || (std::is_trivially_copyable_v<Acc> && sizeof(Acc) == 16);
+    single_pass::vectorisable_v<Acc> || (std::is_trivially_copyable_v<Acc> && sizeof(Acc) == 16) || wide_v<Acc>;
 
 // Where the public scans take this kernel for values of Acc: min_bytes above for 4- and
 // 8-byte values; from 4 MiB for 16-byte ones, which the tiles by ticket scan one warp
@@ -198,9 +215,13 @@ inline constexpr bool stages_v =
 // at 4, 8, 16 and 24 MiB took 1.88-1.91x, 1.89-1.91x, 1.92-1.94x and 1.39x the copy here
 // against 2.20-2.21x, 2.43-2.46x, 2.74-2.78x and 2.45-2.49x by ticket, and below 4 MiB the
 // tiles by ticket were as fast (2 MiB) or faster (1 MiB by 3%, 256 KiB by 10%) (H200,
-// session 55, docs/perf-notes.md, "Where 16-byte values should start").
+// session 55, docs/perf-notes.md, "Where 16-byte values should start"). Values of 12 to 64
+// bytes (wide_tiles) from 4 MiB too: there the wide tiles were faster than the tiles by
+// ticket at every width (12 bytes 1.57x the copy against 1.67x, 24 bytes 1.89x against
+// 3.0x, 48 bytes 2.30x against 4.4x), at 1 MiB slower for 12-28 and 48 bytes (session 56).
 template <class Acc>
-inline constexpr std::int64_t min_bytes_for = sizeof(Acc) == 16 ? std::int64_t{1} << 22 : min_bytes;
+inline constexpr std::int64_t min_bytes_for =
+    sizeof(Acc) == 16 || wide_v<Acc> ? std::int64_t{1} << 22 : min_bytes;
 
 // Both pointers to Acc itself, of a type this kernel stages.
 template <class Acc, class In, class Out>
@@ -538,6 +559,189 @@ struct plain_tiles {
     store_rows<L, Exclusive>(reinterpret_cast<const vector*>(stage), out, tile * L::tile_items, n,
                              warp, lane, warp_prefix, o);
   }
+};
+
+// ---- wide values: 12 to 64 bytes --------------------------------------------------------------
+// Values of 12 to 64 bytes (a multiple of 4, other than 16: a struct of 3 ints, rows of 3
+// to 16 columns as one element, segmented.cuh's column groups, 4x4 matrices) do not fit
+// the rows of 16-byte vectors above. Their tiles by ticket (single_pass_scan.cuh) hold 2 or
+// 4 values a thread in registers, loaded value by value: a warp's load of one 4-byte word
+// of 32 values 24 or 48 bytes apart. Without any wait for a prefix those tiles ran at
+// 2.6-3.0x the copy for 24-byte values and 5.0-5.6x for 48-byte ones from 64 MiB (H200,
+// docs/perf-notes.md, session 56, "Values of 12 to 48 bytes"): the loads, not the
+// look-back, are their limit.
+//
+// Here the stage is the tile's bytes as they are in memory (one bulk copy, as for the
+// other values), and each lane takes a RUN of K consecutive values of its warp's 32 K
+// (wide_tiles below):
+//   a. the lane folds its run's K values into its total, one warp scan of the totals
+//      gives each lane the reduction of the lanes before it (kept in `carry` until c);
+//   c. behind the warp's prefix and that of its lanes before it, the lane scans its run
+//      again, writing each result back over the value in the stage, and then the warp
+//      copies its 32 K values out as 16-byte vectors, coalesced (a warp's run is 32 K x
+//      sizeof(Acc) bytes, a multiple of 128).
+// A partial last tile is loaded and stored by each warp's lanes together, 4 bytes a lane
+// and access (load_partial, store).
+// A lane reads its values with the widest access (4, 8 or 16 bytes) that the value's size
+// allows, and K (wide_run) is odd where the value is an odd number of such accesses (12,
+// 20, 24, 28, 36, 40, 44, 48 ... bytes): then a quarter-warp's 16-byte (half-warp's 8-byte,
+// warp's 4-byte) accesses, K x sizeof(Acc) bytes apart, fall on different banks. Values
+// of 32 and 64 bytes are 2 and 4 accesses of 16, and share banks whatever K: K = 3 for 32
+// bytes (2-way conflicts; K = 4, 8-way, took 2.6x the copy at 512 MiB against 1.9x), K = 2
+// for 64 (8-way: 3.7x, where K = 1, 4-way in tiles of 16 KiB, took 5.0x). K is about
+// 144 / sizeof(Acc): a warp's run about 4.5 KiB, as the 9 rows of 16-byte vectors of the
+// other tiles (tiles of 24-36 KiB).
+// Measured (H200, docs/perf-notes.md, session 56, "Wide values on the pipelined kernel"),
+// x the copy at 512 MiB against the tiles by ticket: 12 bytes 1.09x against 2.03x, 20-28
+// bytes 1.36-1.47x against 4.4-5.8x, 32 bytes 1.89x against 6.0x, 48 bytes 1.67x against
+// 7.3x, 64 bytes 3.7x against 11x; from 4 MiB on faster at every width, below 4 MiB not
+// (min_bytes_for). ptxas spills 140-530 bytes a thread for 48 and 64 bytes under the
+// kernel's 64 registers.
+//
+// A value of the stage at p (aligned to wide_access<Acc>), by wide_access<Acc>-byte
+// accesses; and its store.
+template <class Acc>
+TALLY_DEVICE TALLY_FORCEINLINE Acc read_wide(const unsigned char* p) {
+  using word = std::conditional_t<wide_access<Acc> == 16, uint4, std::conditional_t<wide_access<Acc> == 8, uint2, unsigned>>;
+  constexpr int words = static_cast<int>(sizeof(Acc) / sizeof(word));
+  word w[words];
+#pragma unroll
+  for (int i = 0; i < words; ++i) w[i] = reinterpret_cast<const word*>(p)[i];
+  Acc value;
+  memcpy(&value, w, sizeof(Acc));
+  return value;
+}
+template <class Acc>
+TALLY_DEVICE TALLY_FORCEINLINE void write_wide(unsigned char* p, const Acc& value) {
+  using word = std::conditional_t<wide_access<Acc> == 16, uint4, std::conditional_t<wide_access<Acc> == 8, uint2, unsigned>>;
+  constexpr int words = static_cast<int>(sizeof(Acc) / sizeof(word));
+  word w[words];
+  memcpy(w, &value, sizeof(Acc));
+#pragma unroll
+  for (int i = 0; i < words; ++i) reinterpret_cast<word*>(p)[i] = w[i];
+}
+
+// The compute warps' layout as the kernel sees it (warps, tile_items).
+template <int Warps, int Run>
+struct wide_layout {
+  static constexpr int warps = Warps;
+  static constexpr int run = Run;  // K: values a lane
+  static constexpr int warp_items = 32 * Run;
+  static constexpr int tile_items = Warps * warp_items;
+};
+
+template <bool Exclusive, class Acc, class Op, int ComputeThreads, int Stages>
+struct wide_tiles {
+  static_assert(wide_v<Acc>, "wide tiles take values of 12 to 64 bytes, a multiple of 4, other than 16");
+  static constexpr pipelined_tuning tune{ComputeThreads, wide_run<Acc>(), Stages};
+  using total = Acc;
+  using L = wide_layout<ComputeThreads / 32, wide_run<Acc>()>;
+  static constexpr int value_bytes = static_cast<int>(sizeof(Acc));
+  static constexpr int warp_bytes = L::warp_items * value_bytes;  // a multiple of 128
+  static constexpr unsigned stage_bytes = static_cast<unsigned>(L::tile_items * value_bytes);
+  static_assert(stage_bytes % 128 == 0 && stage_bytes <= 9 * 256 * 16, "at most the 16-byte values' 36 KiB stage");
+  static_assert(L::tile_items >= single_pass::default_single_pass_tuning<Acc>().tile_items(),
+                "the storage query covers the pipelined scan's state");
+  // load_partial fills the warp's part of the stage with its lanes together: the lanes
+  // read each other's loads in scan, after the kernel's barrier
+  static constexpr bool partial_barrier = true;
+  // as plain_tiles' 9 rows: the tiles are as long (24-36 KiB)
+  static constexpr long long lookback_deadline_cycles = 5000;
+  struct carry {
+    Acc lanes_before;  // the reduction of the warp's lanes before this one (lane 0: not a value)
+  };
+
+  const Acc* in;
+  Acc* out;
+  std::int64_t n;
+  seed_value<Acc, Exclusive> seed;
+  Op op;
+
+  TALLY_DEVICE TALLY_FORCEINLINE Op combine() const { return op; }
+  TALLY_DEVICE TALLY_FORCEINLINE maybe<Acc> first_prefix(const Acc& defined) const {
+    if constexpr (Exclusive) {
+      return {seed.value, true};
+    } else {
+      return {defined, false};
+    }
+  }
+  TALLY_DEVICE TALLY_FORCEINLINE void copy(unsigned char* stage, std::int64_t base,
+                                           unsigned long long* full) const {
+    mbarrier_expect(full, stage_bytes);
+    bulk_copy(stage, in + base, stage_bytes, full);
+  }
+  TALLY_DEVICE TALLY_FORCEINLINE void prepare(unsigned char*, std::int64_t) const {}
+  // The partial last tile: the warp's part of the stage, 4 bytes a lane and access
+  // (coalesced: the bytes as in memory), past n padded with copies of x_{n-1}'s words
+  // (defined padding, as in single_pass_scan.cuh; the tile starts at a value, so word w
+  // of the stage is word w % (sizeof(Acc) / 4) of its value).
+  TALLY_DEVICE TALLY_FORCEINLINE void load_partial(unsigned char* stage, std::int64_t base, int warp,
+                                                   int lane) const {
+    constexpr int value_words = value_bytes / 4;
+    const auto* from = reinterpret_cast<const unsigned*>(in + base);
+    const auto* last = reinterpret_cast<const unsigned*>(in + (n - 1));
+    const std::int64_t valid = (n - base) * value_words;  // the tile's words within the input
+    auto* to = reinterpret_cast<unsigned*>(stage);
+    for (int w = warp * (warp_bytes / 4) + lane; w < (warp + 1) * (warp_bytes / 4); w += 32) {
+      to[w] = w < valid ? from[w] : last[w % value_words];
+    }
+  }
+  // a: the lane's total, then the lanes' scan; returns the warp's total
+  TALLY_DEVICE TALLY_FORCEINLINE Acc scan(unsigned char* stage, std::int64_t, int warp, int lane,
+                                          carry& c) const {
+    Op o = op;
+    const unsigned char* run = stage + (warp * L::warp_items + lane * L::run) * value_bytes;
+    Acc lane_total = read_wide<Acc>(run);
+#pragma unroll
+    for (int k = 1; k < L::run; ++k) lane_total = static_cast<Acc>(o(lane_total, read_wide<Acc>(run + k * value_bytes)));
+    Acc warp_total;
+    const Acc lane_inclusive = warp::inclusive_scan(lane_total, o, warp_total);
+    c.lanes_before = warp::shuffle_up(lane_inclusive, 1u);  // lane 0: not used
+    return warp_total;
+  }
+  // c: the run behind the lane's prefix, written back in place; then the warp's values out
+  TALLY_DEVICE TALLY_FORCEINLINE void store(unsigned char* stage, std::int64_t tile, int warp, int lane,
+                                            const maybe<Acc>& warp_prefix, const carry& c) const {
+    Op o = op;
+    const std::int64_t base = tile * L::tile_items;
+    unsigned char* run = stage + (warp * L::warp_items + lane * L::run) * value_bytes;
+    // the lane's prefix: the warp's, then the lanes before it (lane 0 of warp 0 of an
+    // inclusive scan's tile 0: none)
+    maybe<Acc> running = lane == 0 ? warp_prefix : then(warp_prefix, c.lanes_before, o);
+#pragma unroll
+    for (int k = 0; k < L::run; ++k) {
+      const Acc x = read_wide<Acc>(run + k * value_bytes);
+      const Acc through = running.present ? static_cast<Acc>(o(running.value, x)) : x;
+      write_wide(run + k * value_bytes, Exclusive ? running.value : through);  // (exclusive: always present)
+      running = {through, true};
+    }
+    // the warp's results out, as the lanes wrote them above: 16 bytes a lane and access,
+    // or in the partial last tile 4 bytes, those within the input
+    __syncwarp();
+    if (base + L::tile_items <= n) {
+      const auto* from = reinterpret_cast<const uint4*>(stage + warp * warp_bytes);
+      auto* to = reinterpret_cast<uint4*>(reinterpret_cast<unsigned char*>(out + base) + warp * warp_bytes);
+      for (int i = lane; i < warp_bytes / 16; i += 32) to[i] = from[i];
+    } else {
+      const auto* from = reinterpret_cast<const unsigned*>(stage);
+      auto* to = reinterpret_cast<unsigned*>(out + base);
+      const std::int64_t valid = (n - base) * (value_bytes / 4);
+      for (int w = warp * (warp_bytes / 4) + lane; w < (warp + 1) * (warp_bytes / 4) && w < valid; w += 32) {
+        to[w] = from[w];
+      }
+    }
+  }
+};
+
+// The plain scan's tile program for values of Acc.
+template <bool Exclusive, class Acc, class Op, bool Wide>
+struct tile_program {
+  using type = plain_tiles<Exclusive, Acc, Op, default_tuning.compute_threads, default_tuning.rows,
+                           default_tuning.stages>;
+};
+template <bool Exclusive, class Acc, class Op>
+struct tile_program<Exclusive, Acc, Op, true> {
+  using type = wide_tiles<Exclusive, Acc, Op, default_tuning.compute_threads, default_tuning.stages>;
 };
 
 // ---- the kernel --------------------------------------------------------------------------------
@@ -896,10 +1100,9 @@ template <class Protocol, bool Exclusive, class Acc, class Op, class Hook = sing
 void scan(const char* function, const char* storage_query, const Acc* in, Acc* out, std::int64_t n,
           seed_value<Acc, Exclusive> seed, Op op, const options& o, Hook hook = {},
           std::size_t promised_storage = 0) {
-  static_assert(stages_v<Acc>, "the pipelined scan takes 4-, 8- and 16-byte values");
+  static_assert(stages_v<Acc>, "the pipelined scan takes 4-, 8- and 16-byte values, and 12 to 64 bytes");
   if (n == 0) return;
-  using program = plain_tiles<Exclusive, Acc, Op, default_tuning.compute_threads, default_tuning.rows,
-                              default_tuning.stages>;
+  using program = typename tile_program<Exclusive, Acc, Op, wide_v<Acc>>::type;
   single_pass::with_call_state<Acc, tuning<Acc>()>(
       function, storage_query, n, o, promised_storage,
       [&](std::int64_t tiles, single_pass::tile_state<Acc> state) {
