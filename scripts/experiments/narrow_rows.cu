@@ -1,7 +1,8 @@
 // Built by hand, not by CMake:
 //   nvcc -std=c++20 -O3 -arch=sm_90 --expt-relaxed-constexpr --extended-lambda -diag-suppress 177
 //        -Iinclude -Iscripts/experiments -o narrow_rows scripts/experiments/narrow_rows.cu
-// run: ./narrow_rows [reps] (session 56; docs/perf-notes.md, "Rows of 3 to 12 columns").
+// run: ./narrow_rows [reps] (session 56; docs/perf-notes.md, "Rows of 3 to 12 columns");
+// with -DTHREE_COLUMNS: rows of three columns of each type alone.
 //
 // Batched scans along axis 0 of (rows, C) arrays in one slice whose rows are neither 8 nor
 // 16 bytes nor whole 32-byte pieces: 3, 5, 6, 7 or 12 int32 or float columns (rows of 12,
@@ -75,6 +76,14 @@ void sizes(const char* name, int reps) {
 
 int main(int argc, char** argv) {
   const int reps = argc > 1 ? std::atoi(argv[1]) : 15;
+#ifdef THREE_COLUMNS
+  // built with -DTHREE_COLUMNS (session 56, after the library took rows of three columns
+  // as groups: the two variants run the same path there): three columns alone
+  sizes<int, 3>("int32", reps);
+  sizes<float, 3>("float", reps);
+  sizes<long long, 3>("int64", reps);
+  sizes<double, 3>("double", reps);
+#else
   sizes<int, 3>("int32", reps);
   sizes<int, 5>("int32", reps);
   sizes<int, 6>("int32", reps);
@@ -86,5 +95,6 @@ int main(int argc, char** argv) {
   run<long long, 3>("int64", (1ll << 23) / 3, reps);
   run<long long, 3>("int64", (1ll << 26) / 3, reps);
   run<double, 3>("double", (1ll << 26) / 3, reps);
+#endif
   return 0;
 }
