@@ -345,12 +345,12 @@ void equal_lengths_scan(const char* function, const Acc* in, Acc* out, std::int6
 // kernels of equal lengths take 4- and 8-byte values, not 16-byte groups).
 // Three columns of a 4- or 8-byte type in one slice (rows of 12 or 24 bytes: points in 3-D)
 // likewise: one scan of 12- or 24-byte groups, which the pipelined kernel's wide tiles
-// take from 4 MiB (pipelined_scan.cuh). Measured as that plain scan (H200, session 56,
-// "Wide values on the pipelined kernel"): 12-byte groups at 64 and 512 MiB 1.20x and 1.09x
-// the copy, 24-byte ones 1.45-1.47x, where the strided kernel took 2.72-2.81x and, for
-// (rows, 3) int64, 2.38-2.46x ("Rows of 3 to 12 columns"). Below 4 MiB the groups run the
-// tiles by ticket: 12-byte ones 1.66-1.72x at 256 KiB-1 MiB against the strided kernel's
-// 2.9-3.0x. Rows of 5, 6, 7 and 12 columns would gain as much as plain scans of wide
+// take from 4 MiB (pipelined_scan.cuh). Measured (H200, session 56, "The public calls on
+// the landed code"), along axis 0: int32 and float at 64 and 512 MiB 1.20-1.22x and
+// 1.09-1.10x the copy, int64 and double from 128 MiB 1.45-1.48x, where the strided kernel
+// took 2.72-2.81x and 2.38-2.46x ("Rows of 3 to 12 columns"). Below 4 MiB the groups run
+// the tiles by ticket: int32 and float at 1 MiB 1.75-1.76x against the strided kernel's
+// 2.96x. Rows of 5, 6, 7 and 12 columns would gain as much as plain scans of wide
 // values (20-48 bytes: 1.4-1.7x from 64 MiB, against 2.7x) but are not taken: each
 // width instantiates the whole plain scan once more for every batched call's type.
 // A group is aligned to its size where that is a power of two (8 and 16 bytes: the

@@ -562,8 +562,8 @@ struct plain_tiles {
 };
 
 // ---- wide values: 12 to 64 bytes --------------------------------------------------------------
-// Values of 12 to 64 bytes (a multiple of 4, other than 16: a struct of 3 ints, rows of 3
-// to 16 columns as one element, segmented.cuh's column groups, 4x4 matrices) do not fit
+// Values of 12 to 64 bytes (a multiple of 4, other than 16: a struct of 3 ints, rows of
+// three columns as one element (segmented.cuh's column groups), 4x4 matrices) do not fit
 // the rows of 16-byte vectors above. Their tiles by ticket (single_pass_scan.cuh) hold 2 or
 // 4 values a thread in registers, loaded value by value: a warp's load of one 4-byte word
 // of 32 values 24 or 48 bytes apart. Without any wait for a prefix those tiles ran at
@@ -588,13 +588,13 @@ struct plain_tiles {
 // warp's 4-byte) accesses, K x sizeof(Acc) bytes apart, fall on different banks. Values
 // of 32 and 64 bytes are 2 and 4 accesses of 16, and share banks whatever K: K = 3 for 32
 // bytes (2-way conflicts; K = 4, 8-way, took 2.6x the copy at 512 MiB against 1.9x), K = 2
-// for 64 (8-way: 3.7x, where K = 1, 4-way in tiles of 16 KiB, took 5.0x). K is about
+// for 64 (8-way: 3.6-3.7x, where K = 1, 4-way in tiles of 16 KiB, took 5.0x). K is about
 // 144 / sizeof(Acc): a warp's run about 4.5 KiB, as the 9 rows of 16-byte vectors of the
 // other tiles (tiles of 24-36 KiB).
 // Measured (H200, docs/perf-notes.md, session 56, "Wide values on the pipelined kernel"),
 // x the copy at 512 MiB against the tiles by ticket: 12 bytes 1.09x against 2.03x, 20-28
-// bytes 1.36-1.47x against 4.4-5.8x, 32 bytes 1.89x against 6.0x, 48 bytes 1.67x against
-// 7.3x, 64 bytes 3.7x against 11x; from 4 MiB on faster at every width, below 4 MiB not
+// bytes 1.36-1.48x against 4.4-5.8x, 32 bytes 1.89-1.91x against 6.0x, 48 bytes 1.67x
+// against 7.3x, 64 bytes 3.6x against 11x; from 4 MiB on faster at every width, below 4 MiB not
 // (min_bytes_for). ptxas spills 140-530 bytes a thread for 48 and 64 bytes under the
 // kernel's 64 registers.
 //
