@@ -54,6 +54,22 @@ void input(std::vector<T>& h) {
   }
 }
 
+// C columns of T as ONE element (a row of a (rows, C) array), aligned as T (12, 20, 24 ...
+// bytes have no power-of-two alignment of their own size), and their sum column by column:
+// narrow_rows.cu, wide_values.cu, wide_pipelined.cu.
+template <class T, int C>
+struct group {
+  T column[C];
+};
+struct group_plus {
+  template <class T, int C>
+  __host__ __device__ group<T, C> operator()(const group<T, C>& a, const group<T, C>& b) const {
+    group<T, C> r;
+    for (int c = 0; c < C; ++c) r.column[c] = a.column[c] + b.column[c];
+    return r;
+  }
+};
+
 // One (outer, len, inner) case: the input on the host and in device memory, and an output.
 template <class T>
 struct column_case {

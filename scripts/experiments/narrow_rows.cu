@@ -22,21 +22,6 @@
 #include "columns_common.cuh"
 #include "timing.cuh"
 
-// C columns of T as one element, aligned as T (12, 20, 24 ... bytes have no power-of-two
-// alignment of their own size)
-template <class T, int C>
-struct group {
-  T column[C];
-};
-struct group_plus {
-  template <class T, int C>
-  __host__ __device__ group<T, C> operator()(const group<T, C>& a, const group<T, C>& b) const {
-    group<T, C> r;
-    for (int c = 0; c < C; ++c) r.column[c] = a.column[c] + b.column[c];
-    return r;
-  }
-};
-
 template <class T, int C>
 void run(const char* name, long long rows, int reps) {
   using G = group<T, C>;

@@ -24,23 +24,14 @@ namespace PL = tally::detail::pipelined;
 using lookback = tally::detail::decoupled_lookback::protocol;
 using pipelined_lookback = tally::detail::decoupled_lookback::pipelined_protocol;
 
+// rows of C int32 columns as one element (columns_common.cuh)
 template <int C>
-struct group {
-  int column[C];
-};
-struct group_plus {
-  template <int C>
-  __host__ __device__ group<C> operator()(const group<C>& a, const group<C>& b) const {
-    group<C> r;
-    for (int c = 0; c < C; ++c) r.column[c] = a.column[c] + b.column[c];
-    return r;
-  }
-};
+using row = group<int, C>;
 
 // variant 0: the tiles by ticket; 1: the pipelined kernel's wide tiles
 template <bool Exclusive, int C>
-void scan(int variant, const group<C>* in, group<C>* out, long long rows, int init) {
-  using G = group<C>;
+void scan(int variant, const row<C>* in, row<C>* out, long long rows, int init) {
+  using G = row<C>;
   G seed;
   for (int k = 0; k < C; ++k) seed.column[k] = init;
   const auto s = tally::detail::make_seed<G, Exclusive>(seed);
@@ -54,7 +45,7 @@ void scan(int variant, const group<C>* in, group<C>* out, long long rows, int in
 
 template <int C>
 void run(long long rows, int reps) {
-  using G = group<C>;
+  using G = row<C>;
   const column_case<int> c(1, rows, C);
   c.check_both("int32", {0, 1}, [&](auto excl, int v, const int* in, int* out, int init) {
     scan<decltype(excl)::value>(v, reinterpret_cast<const G*>(in), reinterpret_cast<G*>(out), rows, init);

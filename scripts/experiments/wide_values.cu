@@ -23,18 +23,9 @@
 
 namespace SP = tally::detail::single_pass;
 
+// rows of C int32 columns as one element (columns_common.cuh)
 template <int C>
-struct group {
-  int column[C];
-};
-struct group_plus {
-  template <int C>
-  __host__ __device__ group<C> operator()(const group<C>& a, const group<C>& b) const {
-    group<C> r;
-    for (int c = 0; c < C; ++c) r.column[c] = a.column[c] + b.column[c];
-    return r;
-  }
-};
+using row = group<int, C>;
 
 // the ticket kernel's protocol without the wait: publishes the aggregate, takes it as
 // the prefix
@@ -50,15 +41,15 @@ struct nowait_tiles {
 using lookback = tally::detail::decoupled_lookback::protocol;
 
 template <class P, int C, int R>
-void tiles(const group<C>* in, group<C>* out, long long rows) {
-  SP::scan<P, false, group<C>, SP::single_pass_tuning{256, R, 1}>("wide_values", "", in, out, rows,
-                                                                  tally::detail::seed_value<group<C>, false>{},
+void tiles(const row<C>* in, row<C>* out, long long rows) {
+  SP::scan<P, false, row<C>, SP::single_pass_tuning{256, R, 1}>("wide_values", "", in, out, rows,
+                                                                  tally::detail::seed_value<row<C>, false>{},
                                                                   group_plus{}, tally::options{});
 }
 
 template <int C, int... Rs>
 void run(long long rows, int reps) {
-  using G = group<C>;
+  using G = row<C>;
   const column_case<int> c(1, rows, C);
   const auto* gi = reinterpret_cast<const G*>(c.in);
   auto* go = reinterpret_cast<G*>(c.out);
