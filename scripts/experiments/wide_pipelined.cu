@@ -8,12 +8,15 @@
 // consecutive values, the stage copied out as 16-byte vectors) against the tiles by ticket
 // (single_pass_scan.cuh, the public path before), beside a copy of the same bytes,
 // interleaved, from 256 KiB to 512 MiB: where the public scans should switch, and what
-// the wide tiles reach. Both kernels' outputs are checked whole first, inclusive and
+// the wide tiles reach; beside CUB's DeviceScan on the same values (added after the
+// session's runs, for its last one). Every output is checked whole first, inclusive and
 // exclusive with a seed, at sizes that end in a partial tile (columns_common.cuh).
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <vector>
+
+#include <cub/device/device_scan.cuh>
 
 #include "tally/tally.cuh"
 #include "columns_common.cuh"
@@ -28,14 +31,36 @@ using pipelined_lookback = tally::detail::decoupled_lookback::pipelined_protocol
 template <int C>
 using row = group<int, C>;
 
-// variant 0: the tiles by ticket; 1: the pipelined kernel's wide tiles
+// CUB's temporary storage, grown on demand (allocated during the checks, before any timing)
+void* cub_storage = nullptr;
+std::size_t cub_storage_bytes = 0;
+
+// variant 0: the tiles by ticket; 1: the pipelined kernel's wide tiles; 2: CUB's
+// DeviceScan (the peer: the same values and operator)
 template <bool Exclusive, int C>
 void scan(int variant, const row<C>* in, row<C>* out, long long rows, int init) {
   using G = row<C>;
   G seed;
   for (int k = 0; k < C; ++k) seed.column[k] = init;
   const auto s = tally::detail::make_seed<G, Exclusive>(seed);
-  if (variant == 0) {
+  if (variant == 2) {
+    std::size_t bytes = 0;
+    const auto call = [&](void* storage) {
+      if constexpr (Exclusive) {
+        CK(cub::DeviceScan::ExclusiveScan(storage, bytes, in, out, group_plus{}, seed, rows));
+      } else {
+        CK(cub::DeviceScan::InclusiveScan(storage, bytes, in, out, group_plus{}, rows));
+      }
+    };
+    call(nullptr);
+    if (bytes > cub_storage_bytes) {
+      if (cub_storage != nullptr) CK(cudaFree(cub_storage));
+      CK(cudaMalloc(&cub_storage, bytes));
+      cub_storage_bytes = bytes;
+    }
+    bytes = cub_storage_bytes;
+    call(cub_storage);
+  } else if (variant == 0) {
     SP::scan<lookback, Exclusive, G>("wide_pipelined", "", in, out, rows, s, group_plus{}, tally::options{});
   } else {
     PL::scan<pipelined_lookback, Exclusive, G>("wide_pipelined", "", in, out, rows, s, group_plus{},
@@ -47,19 +72,19 @@ template <int C>
 void run(long long rows, int reps) {
   using G = row<C>;
   const column_case<int> c(1, rows, C);
-  c.check_both("int32", {0, 1}, [&](auto excl, int v, const int* in, int* out, int init) {
+  c.check_both("int32", {0, 1, 2}, [&](auto excl, int v, const int* in, int* out, int init) {
     scan<decltype(excl)::value>(v, reinterpret_cast<const G*>(in), reinterpret_cast<G*>(out), rows, init);
   });
   const auto* gi = reinterpret_cast<const G*>(c.in);
   auto* go = reinterpret_cast<G*>(c.out);
   const std::vector<std::function<void()>> fs = {
       [&] { CK(cudaMemcpyAsync(c.out, c.in, c.n * sizeof(int), cudaMemcpyDeviceToDevice, 0)); },
-      [&] { scan<false>(0, gi, go, rows, 0); }, [&] { scan<false>(1, gi, go, rows, 0); }};
+      [&] { scan<false>(0, gi, go, rows, 0); }, [&] { scan<false>(1, gi, go, rows, 0); },
+      [&] { scan<false>(2, gi, go, rows, 0); }};
   for (int pass = 0; pass < 2; ++pass) {
     const auto t = interleaved_us(fs, reps);
-    std::printf("%2d bytes %8.2f MiB (K %2d) p%d: copy %7.1f us | by ticket %.3fx | wide tiles %.3fx\n", C * 4,
-                c.n * 4 / 1048576.0, SP::layout<256, 1, 1, false>::rows * PL::wide_run<G>(), pass, t[0],
-                t[1] / t[0], t[2] / t[0]);
+    std::printf("%2d bytes %8.2f MiB (K %2d) p%d: copy %7.1f us | by ticket %.3fx | wide tiles %.3fx | CUB %.3fx\n",
+                C * 4, c.n * 4 / 1048576.0, PL::wide_run<G>(), pass, t[0], t[1] / t[0], t[2] / t[0], t[3] / t[0]);
   }
   std::fflush(stdout);
 }
