@@ -349,9 +349,9 @@ void equal_lengths_scan(const char* function, const Acc* in, Acc* out, std::int6
 // the landed code"), along axis 0: int32 and float at 64 and 512 MiB 1.20-1.22x and
 // 1.09-1.10x the copy, int64 and double from 128 MiB 1.45-1.48x, where the strided kernel
 // took 2.72-2.81x and 2.38-2.46x ("Rows of 3 to 12 columns"). Below 4 MiB the groups run
-// the tiles by ticket: int32 and float at 1 MiB 1.75-1.76x against the strided kernel's
-// 2.96x. Rows of 5, 6, 7 and 12 columns would gain as much as plain scans of wide
-// values (20-48 bytes: 1.4-1.7x from 64 MiB, against 2.7x) but are not taken: each
+// the tiles by ticket: int32 and float at 1 MiB 1.75-1.76x, against the strided kernel's
+// 2.96x for int32. Rows of 5, 6, 7 and 12 columns would gain as much as plain scans of
+// wide values (20-48 bytes: 1.3-1.7x from 64 MiB, against 2.7x) but are not taken: each
 // width instantiates the whole plain scan once more for every batched call's type.
 // A group is aligned to its size where that is a power of two (8 and 16 bytes: the
 // vectorised and 16-byte paths take it), otherwise as T (three columns: 12 or 24 bytes).

@@ -564,9 +564,9 @@ struct plain_tiles {
 // ---- wide values: 12 to 64 bytes --------------------------------------------------------------
 // Values of 12 to 64 bytes (a multiple of 4, other than 16: a struct of 3 ints, rows of
 // three columns as one element (segmented.cuh's column groups), 4x4 matrices) do not fit
-// the rows of 16-byte vectors above. Their tiles by ticket (single_pass_scan.cuh) hold 2 or
-// 4 values a thread in registers, loaded value by value: a warp's load of one 4-byte word
-// of 32 values 24 or 48 bytes apart. Without any wait for a prefix those tiles ran at
+// the rows of 16-byte vectors above. Their tiles by ticket (single_pass_scan.cuh) hold 4, 2
+// or 1 values a thread in registers (up to 16, 32, 64 bytes), loaded value by value: a
+// warp's load of one 4-byte word of 32 values 24 or 48 bytes apart. Without any wait for a prefix those tiles ran at
 // 2.6-3.0x the copy for 24-byte values and 5.0-5.6x for 48-byte ones from 64 MiB (H200,
 // docs/perf-notes.md, session 56, "Values of 12 to 48 bytes"): the loads, not the
 // look-back, are their limit.
