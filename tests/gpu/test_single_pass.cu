@@ -133,8 +133,8 @@ struct compose_count {
   }
 };
 
-// 64 bytes: 4x4 matrices of uint32 (wrap-around, exact) under the product (three arrays,
-// format 32).
+// 64 bytes: 4x4 matrices of uint32 (wrap-around, exact) under the product (sixteen tagged
+// quarters, format 16's widest).
 struct mat4 {
   std::uint32_t m[16];
 };
@@ -188,8 +188,9 @@ using maps24 = affine_maps<3, false>;
 using maps32 = affine_maps<4, false>;
 using maps36 = affine_maps<4, true>;
 using maps48 = affine_maps<6, false>;
+using maps72 = affine_maps<9, false>;  // past 64 bytes: the three arrays of format 32
 static_assert(sizeof(maps20) == 20 && sizeof(maps24) == 24 && sizeof(maps32) == 32 && sizeof(maps36) == 36 &&
-              sizeof(maps48) == 48);
+              sizeof(maps48) == 48 && sizeof(maps72) == 72);
 
 // 2 bytes: int16 sums wrapping in uint16 (8-byte descriptor, scalar path).
 struct plus_u16 {
@@ -237,10 +238,16 @@ TEST(SinglePass, EveryDescriptorFormat) {
   check_type<affine32, compose32>("affine32 compose (8-byte struct, non-commutative)", 12);
   check_type<affine_count, compose_count>("affine+count (12 bytes, non-commutative)", 13);
   check_type<affine64, compose64>("affine64 compose (16 bytes, non-commutative)", 15);
+  check_type<maps20, compose_maps>("2 affine maps and a count (20 bytes, non-commutative)", 16);
   check_type<mat4, mat4_product>("mat4 product (64 bytes, non-commutative)", 14);
+  check_type<maps72, compose_maps>("9 affine maps (72 bytes, non-commutative)", 17);
   static_assert(sp::descriptor_format<affine32> == 8 && sp::descriptor_format<affine_count> == 16 &&
-                    sp::descriptor_format<affine64> == 16 && sp::descriptor_format<mat4> == 32,
+                    sp::descriptor_format<affine64> == 16 && sp::descriptor_format<maps20> == 16 &&
+                    sp::descriptor_format<mat4> == 16 && sp::descriptor_format<maps72> == 32,
                 "the formats the cases above are meant to cover");
+  static_assert(sp::tile_descriptors<affine_count>::quarters == 4 && sp::tile_descriptors<maps20>::quarters == 6 &&
+                    sp::tile_descriptors<mat4>::quarters == 16,
+                "format 16's counts of quarters the cases above cover");
 }
 
 // ---- alignment ----------------------------------------------------------------------------
@@ -759,11 +766,11 @@ TEST(SinglePass, WideValuesThroughThePublicScans) {
   check_deterministic_public<double, 3>(159);
 }
 
-// The descriptors of 9-16-byte values (tile_state.cuh, format 16: four quarters, each the
-// tag and 32 bits of the value). One thread stores an aggregate, an inclusive value, an
+// The descriptors of 9-64-byte values (tile_state.cuh, format 16: 4 to 16 quarters, each
+// the tag and 32 bits of the value). One thread stores an aggregate, an inclusive value, an
 // aggregate overwritten by the inclusive value, an aggregate then cleared, and a torn
-// descriptor (its second 16-byte word from another write); then reads them in their
-// epoch and in the next (stale: invalid).
+// descriptor (its last 16-byte word from another write); then reads them in their epoch
+// and in the next (stale: invalid).
 template <class T>
 __global__ void quarter_descriptors_round_trip(sp::tile_descriptors<T> d, unsigned epoch, const T* stored,
                                                T* read, unsigned* statuses) {
@@ -776,7 +783,7 @@ __global__ void quarter_descriptors_round_trip(sp::tile_descriptors<T> d, unsign
   d.store(4, sp::make_tag(epoch, sp::status_aggregate), stored[0]);
   const unsigned long long inclusive_tag = static_cast<unsigned long long>(sp::make_tag(epoch, sp::status_inclusive))
                                            << 32;
-  sp::store_relaxed_16(d.words + 4 * d.stride + 2, inclusive_tag | 1u, inclusive_tag | 2u);
+  sp::store_relaxed_16(d.words + 4 * d.stride + (d.quarters - 2), inclusive_tag | 1u, inclusive_tag | 2u);
   for (int t = 0; t < 5; ++t) {
     statuses[t] = d.load(t, epoch, read[t]);
     T stale{};
@@ -787,7 +794,7 @@ __global__ void quarter_descriptors_round_trip(sp::tile_descriptors<T> d, unsign
 template <class T>
 void check_quarter_descriptors(const char* label, std::uint64_t salt) {
   SCOPED_TRACE(label);
-  static_assert(sp::descriptor_format<T> == 16, "9-16-byte values take format 16");
+  static_assert(sp::descriptor_format<T> == 16, "9-64-byte values take format 16");
   const std::int64_t capacity = 5;
   static_assert(sp::tile_descriptors<T>::bytes_per_tile == 128, "one descriptor a 128-byte line");
   device_buffer<unsigned char> memory(sp::state_bytes<T>(capacity));
@@ -812,9 +819,12 @@ void check_quarter_descriptors(const char* label, std::uint64_t salt) {
   for (int t = 0; t < 5; ++t) EXPECT_EQ(s[5 + t], sp::status_invalid) << "tile " << t << " read in a later epoch";
 }
 
-TEST(SinglePass, QuarterDescriptorsOfSixteenByteValues) {
+TEST(SinglePass, QuarterDescriptors) {
   check_quarter_descriptors<affine64>("affine64 (16 bytes)", 161);
   check_quarter_descriptors<affine_count>("affine+count (12 bytes)", 162);
+  check_quarter_descriptors<maps20>("2 affine maps and a count (20 bytes)", 163);
+  check_quarter_descriptors<maps48>("6 affine maps (48 bytes)", 164);
+  check_quarter_descriptors<mat4>("mat4 (64 bytes)", 165);
 }
 
 // ---- the tile state ---------------------------------------------------------------------------

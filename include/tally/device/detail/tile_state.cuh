@@ -173,16 +173,17 @@ TALLY_DEVICE inline ticket draw_ticket(unsigned long long* header, std::int64_t 
 
 // ---- descriptor formats ------------------------------------------------------------------
 // The format of a tile's descriptor, by the width of its value: 4 (one 8-byte word), 8 (one
-// 16-byte word), 16 (two 16-byte words), 32 (three arrays); and 9 for the segmented scans'
-// (head, value) pairs of 5-8-byte values, 16 bytes and more as a pair: format 8's word, the
-// head in the status.
+// 16-byte word), 16 (9 to 64 bytes: two to eight 16-byte words of tagged quarters; named
+// when it held 16 bytes at most), 32 (more than 64 bytes: three arrays); and 9 for the
+// segmented scans' (head, value) pairs of 5-8-byte values, 16 bytes and more as a pair:
+// format 8's word, the head in the status.
 template <class T>
 struct wide_pair : std::false_type {};
 template <class T>
 struct wide_pair<::tally::flagged<T>> : std::bool_constant<(sizeof(T) > 4 && sizeof(T) <= 8)> {};
 template <class T>
 inline constexpr int descriptor_format =
-    wide_pair<T>::value ? 9 : sizeof(T) <= 4 ? 4 : sizeof(T) <= 8 ? 8 : sizeof(T) <= 16 ? 16 : 32;
+    wide_pair<T>::value ? 9 : sizeof(T) <= 4 ? 4 : sizeof(T) <= 8 ? 8 : sizeof(T) <= 64 ? 16 : 32;
 
 // Where the descriptors of formats 4, 8 and 16 sit: one to a 128-byte line (the single-pass
 // scans, whose tiles in flight all poll the few newest descriptors: tile_descriptors<T, 4>
@@ -271,8 +272,8 @@ struct tile_descriptors<T, S, 8> {
 // status_aggregate for it, and the head. (Where an inclusive value's head would be false,
 // a segmented reduce whose first segment starts past element 0, it reads as true: a
 // prefix's head changes no value under segmented_op, only the head of what follows it.)
-// As a pair these would take 16 bytes, then format 32: three packed arrays, a poll that
-// reads the tag and then the value. With this format their segmented scans took 17-24%
+// As a pair these would take 16 bytes, in session 47 format 32: three packed arrays, a poll
+// that reads the tag and then the value. With this format their segmented scans took 17-24%
 // less time with one segment on an H200, 15-18% with segments of 2^16 and 6-11% with
 // segments of 32 (docs/perf-notes.md, session 47). Session 46 measured the same for pairs of 4-byte
 // values (an 8-byte word in place of format 8's 16 bytes): no gain, so those stay format 8.
@@ -300,60 +301,67 @@ struct tile_descriptors<P, S, 9> {
   TALLY_DEVICE void clear(std::int64_t tile) const { word.clear(tile); }
 };
 
-// 9 to 16 bytes: two 16-byte words per tile, format 8's word twice: four 8-byte quarters,
-// each the tag and 32 bits of the value, alone in a 128-byte line (`stride` 8-byte words
-// apart) like formats 4 and 8. A reader's two 16-byte loads are independent, so a poll is
-// one round trip, and so is a publication (two stores, no ordering between them). Each
-// quarter is single-copy atomic (8 bytes); a reader accepts the quarters only when all four
-// carry the same tag: a tile writes at most one aggregate and one inclusive value in an
-// epoch, so one tag (epoch and status) names one write, and quarters of one tag are that
-// write's whatever order they landed in. Until session 52 these values took format 32
-// (three packed arrays, a poll that reads the tag, then the value: two round trips, and the
-// tags of all tiles in flight in a few lines); with these, the pipelined kernel over 16-byte
-// column pairs went from 1.47-1.57x the copy to 1.24-1.32x from 128 MiB, and the kernel of
-// one tile a ticket took 23-30% less time at 16 MiB (H200; docs/perf-notes.md, session 52).
+// 9 to 64 bytes: the value in 4-byte pieces, each beside the tag in an 8-byte quarter;
+// `quarters` of them (an even number: 4 for up to 16 bytes, 6 for 24, ... 16 for 64), two
+// to a 16-byte word, in a 128-byte line of their own (`stride` 8-byte words apart) like
+// formats 4 and 8. A reader's 16-byte loads are independent, so a poll is one round trip,
+// and so is a publication (stores with no ordering between them). Each quarter is
+// single-copy atomic (8 bytes); a reader accepts the quarters only when all carry the same
+// tag: a tile writes at most one aggregate and one inclusive value in an epoch, so one tag
+// (epoch and status) names one write, and quarters of one tag are that write's whatever
+// order they landed in. Until session 52 the values of 9-16 bytes took format 32 (three
+// packed arrays, a poll that reads the tag, then the value: two round trips, and the tags
+// of all tiles in flight in a few lines); with four quarters, the pipelined kernel over
+// 16-byte column pairs went from 1.47-1.57x the copy to 1.24-1.32x from 128 MiB, and the
+// kernel of one tile a ticket took 23-30% less time at 16 MiB (H200; docs/perf-notes.md,
+// session 52). Values of 17-64 bytes followed in session 57 (docs/perf-notes.md, "Tagged
+// quarters for values of 17 to 64 bytes").
 template <class T, spacing S>
 struct tile_descriptors<T, S, 16> {
   static_assert(std::is_trivially_copyable_v<T>, "tile values must be trivially copyable");
-  unsigned long long* words = nullptr;  // tile t's four words at words[t * stride], 16-byte aligned
+  static constexpr int quarters = 2 * static_cast<int>((sizeof(T) + 7) / 8);
+  static_assert(quarters <= 16, "at most 64 bytes: one 128-byte line");
+  unsigned long long* words = nullptr;  // tile t's quarters at words[t * stride], 16-byte aligned
 
-  static constexpr std::int64_t stride = S == spacing::one_per_line ? 16 : 4;
+  static constexpr std::int64_t stride = S == spacing::one_per_line ? 16 : quarters;
   static constexpr std::size_t bytes_per_tile = 8 * stride;
   static tile_descriptors at(unsigned char* p, std::int64_t) {
     return {reinterpret_cast<unsigned long long*>(p)};
   }
 
   TALLY_DEVICE void store(std::int64_t tile, unsigned tag, const T& value) const {
-    unsigned bits[4] = {0, 0, 0, 0};
+    unsigned bits[quarters] = {};
     memcpy(bits, &value, sizeof(T));
     const unsigned long long t = static_cast<unsigned long long>(tag) << 32;
     unsigned long long* w = words + tile * stride;
-    store_relaxed_16(w, t | bits[0], t | bits[1]);
-    store_relaxed_16(w + 2, t | bits[2], t | bits[3]);
+#pragma unroll
+    for (int i = 0; i < quarters; i += 2) store_relaxed_16(w + i, t | bits[i], t | bits[i + 1]);
   }
   TALLY_DEVICE tile_status load(std::int64_t tile, unsigned epoch, T& value) const {
-    unsigned long long q[4];
+    unsigned long long q[quarters];
     const unsigned long long* w = words + tile * stride;
-    load_relaxed_16(w, q[0], q[1]);
-    load_relaxed_16(w + 2, q[2], q[3]);
-    const unsigned bits[4] = {static_cast<unsigned>(q[0]), static_cast<unsigned>(q[1]),
-                              static_cast<unsigned>(q[2]), static_cast<unsigned>(q[3])};
-    memcpy(&value, bits, sizeof(T));
+#pragma unroll
+    for (int i = 0; i < quarters; i += 2) load_relaxed_16(w + i, q[i], q[i + 1]);  // all in flight
+    unsigned bits[quarters];
     const auto tag = static_cast<unsigned>(q[0] >> 32);
-    if (tag != static_cast<unsigned>(q[1] >> 32) || tag != static_cast<unsigned>(q[2] >> 32) ||
-        tag != static_cast<unsigned>(q[3] >> 32)) {
-      return status_invalid;  // torn: read again
+    bool one_tag = true;
+#pragma unroll
+    for (int i = 0; i < quarters; ++i) {
+      bits[i] = static_cast<unsigned>(q[i]);
+      one_tag = one_tag && static_cast<unsigned>(q[i] >> 32) == tag;
     }
+    memcpy(&value, bits, sizeof(T));
+    if (!one_tag) return status_invalid;  // torn: read again
     return status_of(tag, epoch);
   }
   TALLY_DEVICE void clear(std::int64_t tile) const {
     unsigned long long* w = words + tile * stride;
-    store_relaxed_16(w, 0ull, 0ull);
-    store_relaxed_16(w + 2, 0ull, 0ull);
+#pragma unroll
+    for (int i = 0; i < quarters; i += 2) store_relaxed_16(w + i, 0ull, 0ull);
   }
 };
 
-// More than 16 bytes: tags, aggregates and inclusive values in three arrays.
+// More than 64 bytes: tags, aggregates and inclusive values in three arrays.
 template <class T, spacing S>
 struct tile_descriptors<T, S, 32> {
   static_assert(std::is_trivially_copyable_v<T>, "tile values must be trivially copyable");
@@ -414,11 +422,20 @@ constexpr std::size_t state_bytes(std::int64_t capacity) {
   }
 }
 
-// The registry's buffers are told apart by this: one per layout of the tags.
+// The registry's buffers are told apart by this: one per layout of the tags (format 16:
+// one per count of quarters, whose tags sit in that many words of each descriptor).
+template <class T, spacing S>
+constexpr int state_layout_of() {
+  constexpr int format = descriptor_format<T>;
+  constexpr int spread = format != 32 && S == spacing::one_per_line ? format * 16 : format;
+  if constexpr (format == 16) {
+    return spread + 1024 * tile_descriptors<T, S, 16>::quarters;
+  } else {
+    return spread;
+  }
+}
 template <class T, spacing S = spacing::one_per_line>
-inline constexpr int state_layout = descriptor_format<T> != 32 && S == spacing::one_per_line
-                                        ? descriptor_format<T> * 16
-                                        : descriptor_format<T>;
+inline constexpr int state_layout = state_layout_of<T, S>();
 
 // The epoch of a state that holds anything (tile_state::unzeroed below): the kernel
 // that clears its own descriptors writes this epoch's tags, and no others; a cleared
@@ -486,7 +503,8 @@ class tile_state_registry {
   // and a clearing call clears only the places of its own layout's tags). Types of one
   // layout share a buffer: tags are at the same places in all of them (formats 4 and 8:
   // the high half of each word, of every `stride`-th word (pair of words) where they are
-  // spread; format 16: the high half of each of the first four words of every `stride`;
+  // spread; format 16: the high half of each of the first `quarters` words of every
+  // `stride`, one layout per count of quarters;
   // format 32: the tag array first), and a buffer too small for a larger type is
   // replaced by a new, zeroed one.
   template <class BytesFor>
