@@ -485,38 +485,12 @@ TALLY_DEVICE TALLY_FORCEINLINE void load_partial_values(unsigned char* stage, co
 //   scan(stage, tile, w, l, carry)  step a: warp w's rows, write-back; returns its total
 //   store(stage, tile, w, l, p, carry)  step c: warp w's rows behind its prefix p
 //
-// The plain scan's program: a stage is the tile's values.
-//
-// Step a by rows (scan_rows) or by lane runs (scan_lane_runs): lane runs for 16-byte
-// values (one a vector), where a row's warp scan shuffles four words a step. Measured at 9
-// rows (H200, session 55, docs/perf-notes.md, "Lane runs"; x the copy): 16-byte pairs of
-// int64 or double at 1 GiB 1.07x against 1.22-1.26x by rows, at 128 MiB 1.14x against
-// 1.28x. By lane runs 4-byte values at 2^28 were 0.1-0.5 points of the copy slower, and
-// 8-byte ones at 2^27 between 0.2 points slower and 0.5 faster, with no consistent sign,
-// so they keep rows (they shuffle a quarter or half the words a row; that the second,
-// dependent pass over the stage costs about what this saves is a guess, not measured
-// apart).
-template <class Acc>
-inline constexpr bool lane_runs_v = vec<Acc> == 1;
-template <bool Exclusive, class Acc, class Op, int ComputeThreads, int Rows, int Stages,
-          bool LaneRuns = lane_runs_v<Acc> && Rows % 2 == 1>
-struct plain_tiles {
-  static constexpr pipelined_tuning tune{ComputeThreads, Rows, Stages};
-  using total = Acc;
-  using L = layout<Acc, tune>;
-  using vector = single_pass::vector_of<Acc, L::vec>;
-  static constexpr unsigned stage_bytes = tile_bytes<Acc, tune>();
-  // load_partial fills the stage by rows, each lane the vectors that scan_rows gives it;
-  // lane runs then read vectors that other lanes loaded, so the partial tile (the last
-  // of a call, at most one) takes a barrier between the two
-  static constexpr bool partial_barrier = LaneRuns;
-  // 9-row tiles: the next tile lands about 3.8 us after the aggregate on an H200. 5000
-  // cycles (2.5 us at 1.98 GHz) was the best of 3500-8000 at 2^28 (docs/perf-notes.md,
-  // session 49): 0.3-0.9 points of the copy over none for int32, float, int64 and double,
-  // inclusive and exclusive; at 8000 (the next tile's landing, about) nothing.
-  static constexpr long long lookback_deadline_cycles = Rows >= 8 ? 5000 : 0;
-  struct carry {};
-
+// The plain scan's two programs (plain_tiles, wide_tiles below), whose stage is the tile's
+// values, share the input and output values, n, an exclusive scan's seed and the operator
+// (initialised in that order: `program{in, out, n, seed, op}`), tile 0's prefix, and a
+// full tile's one bulk copy of StageBytes; nothing else is prepared.
+template <bool Exclusive, class Acc, class Op, unsigned StageBytes>
+struct values_program {
   const Acc* in;
   Acc* out;
   std::int64_t n;
@@ -533,10 +507,47 @@ struct plain_tiles {
   }
   TALLY_DEVICE TALLY_FORCEINLINE void copy(unsigned char* stage, std::int64_t base,
                                            unsigned long long* full) const {
-    mbarrier_expect(full, stage_bytes);
-    bulk_copy(stage, in + base, stage_bytes, full);
+    mbarrier_expect(full, StageBytes);
+    bulk_copy(stage, in + base, StageBytes, full);
   }
   TALLY_DEVICE TALLY_FORCEINLINE void prepare(unsigned char*, std::int64_t) const {}
+};
+
+// The program of 4-, 8- and 16-byte values: rows of 16-byte vectors.
+//
+// Step a by rows (scan_rows) or by lane runs (scan_lane_runs): lane runs for 16-byte
+// values (one a vector), where a row's warp scan shuffles four words a step. Measured at 9
+// rows (H200, session 55, docs/perf-notes.md, "Lane runs"; x the copy): 16-byte pairs of
+// int64 or double at 1 GiB 1.07x against 1.22-1.26x by rows, at 128 MiB 1.14x against
+// 1.28x. By lane runs 4-byte values at 2^28 were 0.1-0.5 points of the copy slower, and
+// 8-byte ones at 2^27 between 0.2 points slower and 0.5 faster, with no consistent sign,
+// so they keep rows (they shuffle a quarter or half the words a row; that the second,
+// dependent pass over the stage costs about what this saves is a guess, not measured
+// apart).
+template <class Acc>
+inline constexpr bool lane_runs_v = vec<Acc> == 1;
+template <bool Exclusive, class Acc, class Op, int ComputeThreads, int Rows, int Stages,
+          bool LaneRuns = lane_runs_v<Acc> && Rows % 2 == 1>
+struct plain_tiles
+    : values_program<Exclusive, Acc, Op, tile_bytes<Acc, pipelined_tuning{ComputeThreads, Rows, Stages}>()> {
+  static constexpr pipelined_tuning tune{ComputeThreads, Rows, Stages};
+  using total = Acc;
+  using L = layout<Acc, tune>;
+  using vector = single_pass::vector_of<Acc, L::vec>;
+  static constexpr unsigned stage_bytes = tile_bytes<Acc, tune>();
+  // load_partial fills the stage by rows, each lane the vectors that scan_rows gives it;
+  // lane runs then read vectors that other lanes loaded, so the partial tile (the last
+  // of a call, at most one) takes a barrier between the two
+  static constexpr bool partial_barrier = LaneRuns;
+  // 9-row tiles: the next tile lands about 3.8 us after the aggregate on an H200. 5000
+  // cycles (2.5 us at 1.98 GHz) was the best of 3500-8000 at 2^28 (docs/perf-notes.md,
+  // session 49): 0.3-0.9 points of the copy over none for int32, float, int64 and double,
+  // inclusive and exclusive; at 8000 (the next tile's landing, about) nothing.
+  static constexpr long long lookback_deadline_cycles = Rows >= 8 ? 5000 : 0;
+  struct carry {};
+
+  using values = values_program<Exclusive, Acc, Op, stage_bytes>;  // (the base class)
+  using values::in, values::out, values::n, values::op;
   // each thread loads its vectors of the rows, padded with x_{n-1} (by rows: the vectors
   // it scans; by lane runs: partial_barrier above)
   TALLY_DEVICE TALLY_FORCEINLINE void load_partial(unsigned char* stage, std::int64_t base, int warp,
@@ -630,15 +641,21 @@ struct wide_layout {
   static constexpr int tile_items = Warps * warp_items;
 };
 
+// A stage of the wide tiles: the tile's values.
+template <class Acc, int ComputeThreads>
+constexpr unsigned wide_stage_bytes() {
+  return static_cast<unsigned>(wide_layout<ComputeThreads / 32, wide_run<Acc>()>::tile_items * sizeof(Acc));
+}
+
 template <bool Exclusive, class Acc, class Op, int ComputeThreads, int Stages>
-struct wide_tiles {
+struct wide_tiles : values_program<Exclusive, Acc, Op, wide_stage_bytes<Acc, ComputeThreads>()> {
   static_assert(wide_v<Acc>, "wide tiles take values of 12 to 64 bytes, a multiple of 4, other than 16");
   static constexpr pipelined_tuning tune{ComputeThreads, wide_run<Acc>(), Stages};
   using total = Acc;
   using L = wide_layout<ComputeThreads / 32, wide_run<Acc>()>;
   static constexpr int value_bytes = static_cast<int>(sizeof(Acc));
   static constexpr int warp_bytes = L::warp_items * value_bytes;  // a multiple of 128
-  static constexpr unsigned stage_bytes = static_cast<unsigned>(L::tile_items * value_bytes);
+  static constexpr unsigned stage_bytes = wide_stage_bytes<Acc, ComputeThreads>();
   static_assert(stage_bytes % 128 == 0 && stage_bytes <= 9 * 256 * 16, "at most the 16-byte values' 36 KiB stage");
   static_assert(L::tile_items >= single_pass::default_single_pass_tuning<Acc>().tile_items(),
                 "the storage query covers the pipelined scan's state");
@@ -651,26 +668,8 @@ struct wide_tiles {
     Acc lanes_before;  // the reduction of the warp's lanes before this one (lane 0: not a value)
   };
 
-  const Acc* in;
-  Acc* out;
-  std::int64_t n;
-  seed_value<Acc, Exclusive> seed;
-  Op op;
-
-  TALLY_DEVICE TALLY_FORCEINLINE Op combine() const { return op; }
-  TALLY_DEVICE TALLY_FORCEINLINE maybe<Acc> first_prefix(const Acc& defined) const {
-    if constexpr (Exclusive) {
-      return {seed.value, true};
-    } else {
-      return {defined, false};
-    }
-  }
-  TALLY_DEVICE TALLY_FORCEINLINE void copy(unsigned char* stage, std::int64_t base,
-                                           unsigned long long* full) const {
-    mbarrier_expect(full, stage_bytes);
-    bulk_copy(stage, in + base, stage_bytes, full);
-  }
-  TALLY_DEVICE TALLY_FORCEINLINE void prepare(unsigned char*, std::int64_t) const {}
+  using values = values_program<Exclusive, Acc, Op, stage_bytes>;  // (the base class)
+  using values::in, values::out, values::n, values::op;
   // The partial last tile: the warp's part of the stage, 4 bytes a lane and access
   // (coalesced: the bytes as in memory), past n padded with copies of x_{n-1}'s words
   // (defined padding, as in single_pass_scan.cuh; the tile starts at a value, so word w
