@@ -117,7 +117,7 @@ struct bench_type {
     row(type, deterministic ? name + deterministic_window<Protocol>() : name, us, correct());
   }
 
-  // the deterministic look-back's window and held tiles for T (decoupled_lookback.cuh:
+  // the deterministic look-back's window and held tiles for T (single_pass/decoupled_lookback.cuh:
   // they depend on the width of a descriptor)
   template <class Protocol>
   static std::string deterministic_window() {

@@ -547,7 +547,7 @@ TEST(Reduce, DescriptorFinishStorage) {
   }
 
   // 8-byte values: the scans' descriptors (one to a 128-byte line) and the reduce's finish
-  // (packed) are two layouts of the tags (tile_state.cuh), so two buffers of the stream;
+  // (packed) are two layouts of the tags (single_pass/tile_state.cuh), so two buffers of the stream;
   // interleaved, both stay right.
   {
     const std::vector<double> hd(h.begin(), h.end());  // the float inputs' sums are exact

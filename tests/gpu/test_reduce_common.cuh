@@ -113,7 +113,7 @@ std::vector<std::int64_t> reduce_sizes(std::int64_t max_n) {
   std::set<std::int64_t> s(v.begin(), v.end());
   // where the single pass's grid passes paired_reads x 32 blocks of one vector step (`tile`)
   // each (the descriptor finish in one warp up to there), reaches paired_reads x threads
-  // blocks, and where it turns to blocks_per_sm blocks on every SM (single_pass_reduction.cuh,
+  // blocks, and where it turns to blocks_per_sm blocks on every SM (single_pass/reduce.cuh,
   // grid(), warp_finish), just below and above
   const std::int64_t one_warp = tile * tuning::paired_reads * 32;
   const std::int64_t capped = tile * tuning::paired_reads * tuning::threads;

@@ -671,7 +671,7 @@ TEST(SegmentedOffsets, LeadTailAndEmptySegments) {
 }
 
 // The offsets forms take one of two algorithms by the pointers (segmented.cuh): the tile
-// kernel that finds its heads in the offsets (segmented_offsets.cuh: 16-byte aligned
+// kernel that finds its heads in the offsets (segmented/tile_heads.cuh: 16-byte aligned
 // pointers to 4- and 8-byte values) or the head bitmap and the pair scan (anything else).
 // Both run here on the same layouts, through aligned pointers and through pointers one
 // element past alignment, with both single-pass protocols. The layouts aim at the tile

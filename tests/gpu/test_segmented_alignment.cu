@@ -1,9 +1,9 @@
 // GPU segmented scans: the paths that depend on alignment.
 //
 // For 4- and 8-byte values at 16-byte aligned pointers the segmented scans run the tile
-// kernel of segmented_offsets.cuh (flags also need aligned flag bytes; keys at a pointer
+// kernel of segmented/tile_heads.cuh (flags also need aligned flag bytes; keys at a pointer
 // not aligned for 16-byte runs are read one by one there). Otherwise the pair scan of
-// segmented_scan.cuh reads a lane's run of 16 bytes of values with the run's flags, keys
+// segmented/pairs_scan.cuh reads a lane's run of 16 bytes of values with the run's flags, keys
 // or bitmap word when every pointer is aligned for it (flagged_input::vector_ready), and
 // runs its scalar layout when not. The main tests (test_segmented.cu) use cudaMalloc'd,
 // hence aligned, buffers. Here each pointer in turn (values in, flags or keys, values out)

@@ -4,14 +4,14 @@
 // aligned (cudaMalloc'd buffers here) and the values are 4 or 8 bytes:
 //   - two 4-byte columns (inner == 2) as one scan of 8-byte column pairs: one slice
 //     through the single-pass scan, several through the tile kernel of
-//     segmented_offsets.cuh with segments of len rows; two 8-byte columns in one slice as
+//     segmented/tile_heads.cuh with segments of len rows; two 8-byte columns in one slice as
 //     one scan of 16-byte pairs (from 4 MiB the pipelined kernel), and so four 4-byte
 //     columns as 16-byte groups; misaligned by one value: the strided kernel;
-//   - rows of >= 128 bytes along a non-last axis through columns_kernel (strided_scan.cuh):
+//   - rows of >= 128 bytes along a non-last axis through columns_kernel (batched/strided.cuh):
 //     chains of tiles with the windowed look-back, partial column groups and chunks, tiles
 //     that hold a whole line;
 //   - along the last axis, lines that fill 3/4 of a tile in tiles of whole lines
-//     (whole_lines.cuh: small tiles of 2048 values, large ones of 8 rows; lengths that
+//     (batched/whole_lines.cuh: small tiles of 2048 values, large ones of 8 rows; lengths that
 //     are not a multiple of 4, one-element lines, a last tile that ends inside a 16-byte
 //     word), lines that divide a 16-byte word (1, 2, 4 values) a word per thread, the
 //     tile kernel with computed heads for the others (lines of 5000 and 6000), and lines
@@ -19,9 +19,9 @@
 //     16384, 24576, and the long chains below) the plain scan's kernel, each line's first
 //     tile starting afresh;
 //   - rows of exactly 128 bytes in at most 64 long lines, from 16 MiB on, through the
-//     pipelined column tiles (pipelined_columns.cuh; also called directly, below);
+//     pipelined column tiles (batched/pipelined_columns.cuh; also called directly, below);
 //   - with options.deterministic on floats, from 16 MiB on, few long chains of column
-//     tiles through the reduce-then-scan (columns_reduce_then_scan.cuh; also called
+//     tiles through the reduce-then-scan (batched/columns_reduce_then_scan.cuh; also called
 //     directly, below);
 //   - lines of at most 32 rows along another axis: one thread per line, or four 4-byte
 //     lines a thread (short_line_words_kernel) for lines of at most 8 rows from 2^16 such
@@ -139,7 +139,7 @@ void check_long_chains() {
 // right): chains of 256 tiles (32 in quick mode) of 32 and of 128 columns. Rows narrower
 // than 128 bytes, strided_kernel's windowed look-back: 3 and 16 columns (4-byte values;
 // 3 and 8 for 8-byte ones), chains of 97-193 tiles (13-25 in quick mode). Along the last
-// axis, lines of whole tiles on the plain scan's kernel (single_pass_scan.cuh, "Lines"):
+// axis, lines of whole tiles on the plain scan's kernel (single_pass/tile_pipeline.cuh, "Lines"):
 // 2 lines of 2^20 (2^17 in quick mode) and 16 of 2^17 (2^14). Inclusive and exclusive.
 template <class T>
 void check_deterministic(const std::vector<batched_case>& cases) {
@@ -204,7 +204,7 @@ void check_deterministic(const std::vector<batched_case>& cases) {
 std::vector<batched_case> deterministic_columns() {
   const i64 rows = quick() ? 1 << 13 : 1 << 16;
   std::vector<batched_case> cases = {{{rows, 32}, 0}, {{rows / 4, 128}, 0}};
-  // from 16 MiB, one chain: the reduce-then-scan (columns_reduce_then_scan.cuh)
+  // from 16 MiB, one chain: the reduce-then-scan (batched/columns_reduce_then_scan.cuh)
   if (!quick()) cases.push_back({{(i64{1} << 17) + 77, 32}, 0});
   return cases;
 }
@@ -225,7 +225,7 @@ TEST(SegmentedBatchedVector, DeterministicDoubleNarrowRows) { check_deterministi
 TEST(SegmentedBatchedVector, DeterministicFloatLines) { check_deterministic<float>(deterministic_lines()); }
 TEST(SegmentedBatchedVector, DeterministicDoubleLines) { check_deterministic<double>(deterministic_lines()); }
 
-// ---- the pipelined column tiles (pipelined_columns.cuh) ----------------------------------------
+// ---- the pipelined column tiles (batched/pipelined_columns.cuh) ----------------------------------------
 // The public scans take them only from 16 MiB of data on (rows of whole 32-byte pieces, at
 // most 8192 chains): public cases for 4- and 8-byte values, rows of one line and of two,
 // of 64, 192 and 320 bytes (4 words), of 32 and 96 bytes (2 words), of 16 bytes (1 word),
@@ -451,7 +451,7 @@ TEST(SegmentedBatchedVector, PipelinedColumnsPublic) {
                       hd, 0.5, tally::plus{});
 }
 
-// ---- the deterministic reduce-then-scan (columns_reduce_then_scan.cuh) ------------------------
+// ---- the deterministic reduce-then-scan (batched/columns_reduce_then_scan.cuh) ------------------------
 // The public scans take it only with options.deterministic, from 16 MiB of data on (one
 // public case each above, DeterministicFloatColumns and PipelinedColumnsPublic's double
 // rows, in full mode), so here its scan is called directly at every edge: 2 row chunks

@@ -1,4 +1,4 @@
-// GPU segmented scans on the pipelined kernel (device/detail/segmented_pipelined.cuh): by
+// GPU segmented scans on the pipelined kernel (device/segmented/pipelined.cuh): by
 // head flags, by keys, by CSR offsets and by equal lengths (the batched scans along the
 // last axis).
 //

@@ -1,4 +1,4 @@
-// GPU segmented reduce by long ranges (device/detail/segmented_reduce.cuh).
+// GPU segmented reduce by long ranges (device/segmented/ranges_reduce.cuh).
 //
 // The public segmented_reduce takes this kernel from 2^24 values on, or where segments
 // average 8 KiB or more, so the tests of test_segmented.cu reach it only with long

@@ -14,7 +14,7 @@
 //     it is taken, its sizes, determinism, stalls, state, storage and graphs;
 //   - the default tiles by block (tile = blockIdx.x where the whole grid fits at once):
 //     the edge of the grid the device holds, stalls, the clearing epoch;
-//   - the pipelined kernel of large scans (pipelined_scan.cuh): its tile edges, stalls,
+//   - the pipelined kernel of large scans (single_pass/pipelined.cuh): its tile edges, stalls,
 //     determinism through the public scans, the clearing epoch.
 // The type x operator x size matrix is in test_device_decoupled_lookback.cu and
 // test_device_chained.cu.
@@ -28,7 +28,7 @@ namespace {
 using namespace tally_test;
 namespace sp = tally::detail::single_pass;
 using lookback_protocol = tally::detail::decoupled_lookback::protocol;
-// what the public scans run the pipelined kernel with (fewer held windows: decoupled_lookback.cuh)
+// what the public scans run the pipelined kernel with (fewer held windows: single_pass/decoupled_lookback.cuh)
 using pipelined_lookback = tally::detail::decoupled_lookback::pipelined_protocol;
 using chained_protocol = tally::detail::chained::protocol;
 using tally::scan_strategy;
@@ -90,7 +90,7 @@ struct compose32 {
   }
 };
 
-// 16 bytes: affine maps of uint64 (four tagged quarters, tile_state.cuh format 16; the
+// 16 bytes: affine maps of uint64 (four tagged quarters, single_pass/tile_state.cuh format 16; the
 // pipelined kernel from 4 MiB, one value a 16-byte vector).
 struct affine64 {
   std::uint64_t a, b;
@@ -154,7 +154,7 @@ struct mat4_product {
 };
 
 // M affine maps of uint32 side by side, composed map by map, with an optional count (not
-// commutative, exact): the wide values of the pipelined kernel (pipelined_scan.cuh,
+// commutative, exact): the wide values of the pipelined kernel (single_pass/pipelined.cuh,
 // wide_tiles) in each access width: 20 and 36 bytes (4-byte accesses), 24 (8-byte), 32 and
 // 48 (16-byte; 32 bytes with bank conflicts).
 template <int M, bool Count>
@@ -467,7 +467,7 @@ TEST(SinglePass, DeterministicFloatBits) {
 }
 
 // Doubles: a descriptor of two words, so the deterministic look-back holds the windows it
-// passes (decoupled_lookback.cuh) and folds them afterwards. The same bits as the chained
+// passes (single_pass/decoupled_lookback.cuh) and folds them afterwards. The same bits as the chained
 // scan in every run at sizes that run the tiles by block (more tiles than one window),
 // the ticket kernels and the pipelined kernel.
 TEST(SinglePass, DeterministicDoubleBits) {
@@ -519,7 +519,7 @@ TEST(SinglePass, DeterministicDoubleStallTest) {
   }
 }
 
-// ---- the pipelined scan of large inputs (pipelined_scan.cuh) --------------------------------------
+// ---- the pipelined scan of large inputs (single_pass/pipelined.cuh) --------------------------------------
 // The public scans take it only from pipelined::min_bytes of data on, so the size lists
 // above never reach its tile edges; here it runs directly, at every edge (one tile, a
 // partial last tile, more tiles than the device holds blocks), for both protocols, 4- and
@@ -766,7 +766,7 @@ TEST(SinglePass, WideValuesThroughThePublicScans) {
   check_deterministic_public<double, 3>(159);
 }
 
-// The descriptors of 9-64-byte values (tile_state.cuh, format 16: 4 to 16 quarters, each
+// The descriptors of 9-64-byte values (single_pass/tile_state.cuh, format 16: 4 to 16 quarters, each
 // the tag and 32 bits of the value). One thread stores an aggregate, an inclusive value, an
 // aggregate overwritten by the inclusive value, an aggregate then cleared, and a torn
 // descriptor (its last 16-byte word from another write); then reads them in their epoch
@@ -953,7 +953,7 @@ void check_clearing(std::int64_t tiles, std::int64_t tile, std::uint64_t salt, R
   unsigned long long header_after = 0;
   TALLY_TEST_CUDA(cudaMemcpy(&header_after, state_memory.data(), sizeof header_after, cudaMemcpyDeviceToHost));
   EXPECT_EQ(header_after, static_cast<unsigned long long>(epoch + 1) << 32);
-  // tile t's descriptor is the word t * stride (tile_state.cuh); the words between are unused
+  // tile t's descriptor is the word t * stride (single_pass/tile_state.cuh); the words between are unused
   const std::int64_t stride = sp::tile_descriptors<T>::stride;
   std::vector<unsigned long long> words(static_cast<std::size_t>(capacity * stride));
   TALLY_TEST_CUDA(cudaMemcpy(words.data(), state_memory.data() + tally::detail::storage_alignment,
@@ -969,7 +969,7 @@ void check_clearing(std::int64_t tiles, std::int64_t tile, std::uint64_t salt, R
   }
 }
 
-// The descriptors of (head, 8-byte value) pairs (tile_state.cuh, format 9: the head in the
+// The descriptors of (head, 8-byte value) pairs (single_pass/tile_state.cuh, format 9: the head in the
 // status). One thread stores an aggregate without a head, one with a head, an inclusive
 // value, and clears a fourth; then reads all four in the epoch they were written in, and
 // in the next (stale: invalid).
@@ -1058,7 +1058,7 @@ TEST(SinglePass, ClearingEpochZeroesStaleDescriptorsPipelined) {
 // ---- the small-n path ----------------------------------------------------------------------------
 // 16-byte aligned pointers to 4- and 8-byte values and n of at most small_path_max_tiles
 // smaller tiles: the look-back runs the smaller tiles with tile = blockIdx.x, in a
-// cooperative launch (single_pass_scan.cuh, "The small-n path").
+// cooperative launch (single_pass/tile_pipeline.cuh, "The small-n path").
 template <class T>
 constexpr sp::single_pass_tuning small_tune = sp::small_single_pass_tuning<T>();
 template <class T>
@@ -1157,7 +1157,7 @@ TEST(SinglePass, SmallPathSizes) {
 
 // ---- the one-block scan -------------------------------------------------------------------------
 // 16-byte aligned pointers to 4- and 8-byte values and n of at most 1024 16-byte vectors:
-// one block of 256, 512 or 1024 threads, a vector each, no state (one_block_scan.cuh).
+// one block of 256, 512 or 1024 threads, a vector each, no state (single_pass/one_block.cuh).
 namespace ob = tally::detail::one_block;
 
 TEST(SinglePass, OneBlockTakesAlignedSmallScans) {
@@ -1302,7 +1302,7 @@ TEST(SinglePass, SmallPathDeterministicFloatBits) {
 }
 
 // Caller storage whose every 8-byte word reads as an inclusive descriptor of the epoch
-// that the by-block kernel uses on a state that holds anything (tile_state.cuh,
+// that the by-block kernel uses on a state that holds anything (single_pass/tile_state.cuh,
 // unzeroed_state_epoch), with value bits 0x3f800001: a kernel that read a descriptor it
 // had not cleared would take it for a finished predecessor. In the 4-byte format every
 // descriptor word is such a word; in the 8-byte format both halves are, with equal tags.
@@ -1328,7 +1328,7 @@ void fill_fake_descriptors(device_buffer<unsigned char>& storage) {
 // tuning Tune, exclusive, both modes): delayed blocks make their successors wait; with
 // every block resident (cooperative launch) nothing hangs. For the small-n path and (below)
 // the default tiles by block, one line or (tiles_per_line > 0: the batched scans' lines of
-// whole tiles, single_pass_scan.cuh "Lines") lines of tiles_per_line tiles, each scanned
+// whole tiles, single_pass/tile_pipeline.cuh "Lines") lines of tiles_per_line tiles, each scanned
 // from init afresh, with the first and the last tile of a line delayed too.
 // fake_storage: in caller storage filled with fake descriptors before every run
 // (fill_fake_descriptors), which the kernel clears itself: a block delayed before it
@@ -1464,7 +1464,7 @@ TEST(SinglePass, SmallPathClearingEpoch) {
 // ---- tiles by block --------------------------------------------------------------------------
 // The public look-back scans of 16-byte aligned pointers run the default tiles with tile =
 // blockIdx.x wherever the device holds their whole grid at once, and the ticket kernels
-// past that (single_pass_scan.cuh, "Tiles by block"): both sides of that edge, stalls,
+// past that (single_pass/tile_pipeline.cuh, "Tiles by block"): both sides of that edge, stalls,
 // the clearing epoch.
 template <class T, bool Exclusive, class Hook = sp::no_stall>
 std::int64_t by_block_tiles() {
@@ -1545,7 +1545,7 @@ TEST(SinglePass, TilesByBlockLinesStallTest) {
 
 // ---- states that hold anything ---------------------------------------------------------------
 // Caller storage is not zeroed by a memset where the by-block kernel clears it itself
-// (single_pass_scan.cuh, "States that hold anything"). The stall test in storage full of
+// (single_pass/tile_pipeline.cuh, "States that hold anything"). The stall test in storage full of
 // fake descriptors: the small path's tiles, and as many default tiles as the device holds.
 TEST(SinglePass, UnzeroedStorageStallTest) {
   const std::int64_t small_tiles = sp::small_path_max_tiles;

@@ -71,7 +71,7 @@ struct bit_xor {
 // ---- identities -------------------------------------------------------------------------
 // A value z that absorbs everything before it: op(x, z) == z, bit for bit, for every x
 // (a right zero of op). A look-back that meets such a tile's aggregate has the prefix it
-// needs there, as if the tile were inclusive (decoupled_lookback.cuh). None for most
+// needs there, as if the tile were inclusive (single_pass/decoupled_lookback.cuh). None for most
 // operators; segmented_op's pairs with a head are (core/segmented.hpp). Found by
 // argument-dependent lookup: an overload for other operators goes in their namespace.
 template <class Op, class T>

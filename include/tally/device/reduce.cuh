@@ -26,7 +26,7 @@
 //       identity. Acc = decay(op(init, x)) (P2322; core/accumulator.hpp): a reduce of
 //       int32 from std::int64_t{0} sums in int64. Acc must be trivially copyable.
 //
-// How (device/detail/single_pass_reduction.cuh): one launch. Operators tally knows to be
+// How (device/single_pass/reduce.cuh): one launch. Operators tally knows to be
 // commutative on arithmetic types (core/commutative.hpp: plus, multiplies, minimum,
 // maximum, bit ops) read the input strided, with 16-byte vector loads for pointers to
 // arithmetic types (any alignment of the pointer to its element: the unaligned head and
@@ -48,7 +48,7 @@
 // first such reduce on the device, a cudaMalloc with the calling thread's capture mode
 // relaxed for it, so it may also be inside a stream capture: reduce_common.cuh); other
 // reduces use the tile state tally keeps per (device, stream) for the single-pass scans
-// (device/detail/tile_state.cuh), or, while the stream is being captured, a stream-ordered
+// (device/single_pass/tile_state.cuh), or, while the stream is being captured, a stream-ordered
 // allocation of the call zeroed by a memset (a graph may be replayed on any stream). With
 // options.storage.data != nullptr nothing is allocated on the device: the finish word or
 // tile state lives in the caller's storage, zeroed by a cudaMemsetAsync on options.stream
@@ -115,14 +115,14 @@
 #include "tally/core/operators.hpp"
 #include "tally/core/options.hpp"
 #include "tally/core/transform_iterator.hpp"
-#include "tally/device/detail/atomic_reduction.cuh"
-#include "tally/device/detail/block_reduction.cuh"
-#include "tally/device/detail/chunked_reduction.cuh"
+#include "tally/device/multi_pass/atomic_reduction.cuh"
+#include "tally/device/multi_pass/block_reduction.cuh"
+#include "tally/device/multi_pass/chunked_reduction.cuh"
 #include "tally/device/detail/cuda_check.cuh"
 #include "tally/device/detail/reduce_common.cuh"
-#include "tally/device/detail/single_pass_reduction.cuh"
+#include "tally/device/single_pass/reduce.cuh"
 #include "tally/device/detail/storage.cuh"
-#include "tally/device/detail/tree_reduction.cuh"
+#include "tally/device/multi_pass/tree_reduction.cuh"
 
 namespace tally {
 
@@ -173,7 +173,7 @@ struct reduce_pieces {
   unsigned char* state = nullptr;      // single pass, descriptor finish, in this storage
 };
 
-// The single pass's finish (single_pass_reduction.cuh): one packed word, or a tile state.
+// The single pass's finish (single_pass/reduce.cuh): one packed word, or a tile state.
 template <class Acc, class Op>
 inline constexpr bool packed_finish_v = single_pass::packed_finish_v<Op, Acc>;
 
@@ -257,7 +257,7 @@ void launch(const char* function, In in, std::int64_t n, Out out, Acc init, Op o
 // The single pass: prepares the finish target, then launches. With grid > 1 the target is
 //   packed finish:      a word of the caller's storage (it may hold anything: zeroed by
 //                       a clear kernel whose launch overlaps the kernel's, run() in
-//                       single_pass_reduction.cuh), else a word of tally's ring (zero,
+//                       single_pass/reduce.cuh), else a word of tally's ring (zero,
 //                       and left zero by the last call on it);
 //   descriptor finish:  a tile state in this call's storage (caller storage, or a
 //                       call-owned allocation while the stream is captured: a graph may be

@@ -17,7 +17,7 @@
 //     allocation in the steady state. Up to one tile (4096 4-byte or 2048 8-byte values)
 //     no state at all. Beyond, the tile descriptors live in a buffer tally keeps per
 //     (device, stream) and reuses from call to call without a reset (epoch tags,
-//     device/detail/tile_state.cuh); the first call on a stream, and a call with more
+//     device/single_pass/tile_state.cuh); the first call on a stream, and a call with more
 //     tiles than any before on it, grows it (stream-ordered allocation + memset).
 //     With options.storage.data != nullptr the descriptors live in the caller's storage
 //     instead (no allocation: graph capture friendly), cleared by the kernel itself
@@ -42,15 +42,15 @@
 //   must be readable and hold the accumulator exactly).
 // options.block: automatic (= warp_scans) or any block_scan value for the multi-pass
 //   strategies; the single-pass ones accept automatic and warp_scans only (their tile
-//   pipeline is single_pass_scan.cuh). Exclusive multi-pass scans use the shifted load
+//   pipeline is single_pass/tile_pipeline.cuh). Exclusive multi-pass scans use the shifted load
 //   (PMPP) with every block algorithm but brent_kung and brent_kung_conflict_free, which
-//   use Blelloch's down-sweep (see device/detail/block_algorithms.cuh).
+//   use Blelloch's down-sweep (see device/multi_pass/block_algorithms.cuh).
 // options.deterministic: floating-point results identical bit for bit from run to run.
 //   The multi-pass strategies and chained are deterministic anyway (fixed tiles and order
 //   of combination). decoupled_lookback's association depends on how far each tile
 //   looked back, which depends on timing: with deterministic = true it combines the
 //   look-back window strictly left to right, which gives every tile the same left fold
-//   of tile aggregates in every run (decoupled_lookback.cuh; the cost is measured in
+//   of tile aggregates in every run (single_pass/decoupled_lookback.cuh; the cost is measured in
 //   docs/perf-notes.md). Integer results never depend on it.
 // Single-pass accumulators must be trivially copyable (any size; up to 8 bytes the tile
 //   status and value share one word).

@@ -41,29 +41,29 @@
 //   and 8-byte values (with one-byte flags, for the flag forms) take a tile kernel that
 //   stages values and heads in shared memory; each tile finds its heads in the offsets by
 //   a search, compares its keys, copies its flags, or computes them for batched scans
-//   along the last axis (device/detail/segmented_offsets.cuh); from 32 MiB of values on,
+//   along the last axis (device/segmented/tile_heads.cuh); from 32 MiB of values on,
 //   the scans by flags, by keys (16-byte aligned pointers to keys of 1-8 bytes), by
 //   offsets (the heads first become a bitmap) and of equal lengths run the pipelined
 //   kernel of the plain scan instead, a block working on the next tile while it waits
-//   for a prefix (device/detail/segmented_pipelined.cuh); any other input the pair scan
-//   of device/detail/segmented_scan.cuh, where the offsets forms first build a head
+//   for a prefix (device/segmented/pipelined.cuh); any other input the pair scan
+//   of device/segmented/pairs_scan.cuh, where the offsets forms first build a head
 //   bitmap.
 //   Batched scans along the last axis are segmented scans of equal lengths; lines that
 //   fill 3/4 of a tile (most lengths up to 2048) run in tiles of whole lines that never
-//   wait for one another (device/detail/whole_lines.cuh); longer lines of a whole number
+//   wait for one another (device/batched/whole_lines.cuh); longer lines of a whole number
 //   of tiles (multiples of 8192 4-byte or 2048 8-byte values), below 32 MiB, the plain
-//   scan's kernel, each line's first tile starting afresh (single_pass_scan.cuh, "Lines";
+//   scan's kernel, each line's first tile starting afresh (single_pass/tile_pipeline.cuh, "Lines";
 //   the look-back strategy). Along another axis a tiled scan
 //   of all columns side by side with a look-back per column (device/detail/
-//   strided_scan.cuh; two 4-byte columns: a scan of 8-byte column pairs; lines of at most
+//   batched/strided.cuh; two 4-byte columns: a scan of 8-byte column pairs; lines of at most
 //   32 elements: one thread per line, or per 16-byte word of four 4-byte lines; rows of
 //   whole 32-byte pieces (of 128-byte lines, else 64, where they are), or of 16 bytes in slices of whole
 //   128-byte lines, in at most 8192 chains of tiles, from
 //   16 MiB on: persistent blocks that scan a tile while looking back for the one before,
-//   device/detail/pipelined_columns.cuh, a tile of rows of several lines copied by one
+//   device/batched/pipelined_columns.cuh, a tile of rows of several lines copied by one
 //   tensor copy).
 //   segmented_reduce of 16-byte aligned 4- and 8-byte values: from 2^24 values, or a mean
-//   segment of 8 KiB, long ranges a block (device/detail/segmented_reduce.cuh; a range
+//   segment of 8 KiB, long ranges a block (device/segmented/ranges_reduce.cuh; a range
 //   whose segments average 2 KiB or more folded like a plain reduce, by warps, where
 //   the operator is commutative with an identity), else the tile kernel, both one launch
 //   writing only the results.
@@ -96,14 +96,14 @@
 #include "tally/core/options.hpp"
 #include "tally/core/segmented.hpp"
 #include "tally/core/shape.hpp"
-#include "tally/device/detail/columns_reduce_then_scan.cuh"
-#include "tally/device/detail/pipelined_columns.cuh"
-#include "tally/device/detail/segmented_offsets.cuh"
-#include "tally/device/detail/segmented_pipelined.cuh"
-#include "tally/device/detail/segmented_reduce.cuh"
-#include "tally/device/detail/segmented_scan.cuh"
-#include "tally/device/detail/strided_scan.cuh"
-#include "tally/device/detail/whole_lines.cuh"
+#include "tally/device/batched/columns_reduce_then_scan.cuh"
+#include "tally/device/batched/pipelined_columns.cuh"
+#include "tally/device/segmented/tile_heads.cuh"
+#include "tally/device/segmented/pipelined.cuh"
+#include "tally/device/segmented/ranges_reduce.cuh"
+#include "tally/device/segmented/pairs_scan.cuh"
+#include "tally/device/batched/strided.cuh"
+#include "tally/device/batched/whole_lines.cuh"
 #include "tally/device/scan.cuh"
 
 namespace tally {
@@ -116,7 +116,7 @@ inline void check_segments(const char* function, std::int64_t num_segments) {
   }
 }
 
-// The tile kernel of segmented_offsets.cuh with the protocol of options.strategy.
+// The tile kernel of segmented/tile_heads.cuh with the protocol of options.strategy.
 template <segmented_offsets::mode Mode, class Acc, class Out, class Source, class Op>
 void tile_kernel(const char* function, const Acc* in, Out out, std::int64_t n, Source source,
                  Acc init, Op op, const options& o) {
@@ -128,7 +128,7 @@ void tile_kernel(const char* function, const Acc* in, Out out, std::int64_t n, S
   }
 }
 
-// The pipelined kernel of large scans (segmented_pipelined.cuh) with the protocol of
+// The pipelined kernel of large scans (segmented/pipelined.cuh) with the protocol of
 // options.strategy, where it takes the call (pointers, size, heads); returns whether it
 // did.
 template <bool Exclusive, class Acc, class Heads, class Op>
@@ -148,7 +148,7 @@ bool pipelined_kernel(const char* function, const Acc* in, Acc* out, std::int64_
 // 16-byte aligned one-byte flags (bool, int8, uint8), the pipelined kernel from
 // segmented_pipelined::min_bytes of values on, else the tile kernel, either copying the
 // flags to shared memory beside the values; anything else the pair scan
-// (segmented_scan.cuh).
+// (segmented/pairs_scan.cuh).
 template <bool Exclusive, class Acc, class In, class Flags, class Out, class Op>
 void flags_scan(const char* function, In in, Flags flags, Out out, std::int64_t n, Acc init, Op op,
                 const options& o) {
@@ -211,7 +211,7 @@ void keys_scan(const char* function, Keys keys, In in, Out out, std::int64_t n, 
 // pipelined kernel from segmented_pipelined::min_bytes of values on (the head bitmap
 // first, then the scan), else the tile kernel, which finds each tile's heads in the
 // offsets itself (one launch); anything else the head bitmap, then the scan over [0, n)
-// restricted to the segments (segmented_scan.cuh).
+// restricted to the segments (segmented/pairs_scan.cuh).
 template <bool Exclusive, bool Seeded, class Acc, class In, class Out, class Offsets, class Op>
 void offsets_scan(const char* function, In in, Out out, std::int64_t n, Offsets offsets,
                   std::int64_t num_segments, Acc init, Op op, const options& o) {
@@ -238,8 +238,8 @@ void offsets_scan(const char* function, In in, Out out, std::int64_t n, Offsets 
 
 // segmented_reduce with n >= 1, for a 16-byte aligned pointer to a 4- or 8-byte
 // accumulator type: one pass that writes only the segments' results, by long ranges
-// (segmented_reduce.cuh) from 2^24 values on or where segments average at least 8 KiB
-// (2048 4-byte values, 1024 8-byte ones), else by tiles (segmented_offsets.cuh: as fast or
+// (segmented/ranges_reduce.cuh) from 2^24 values on or where segments average at least 8 KiB
+// (2048 4-byte values, 1024 8-byte ones), else by tiles (segmented/tile_heads.cuh: as fast or
 // faster for shorter segments at 2^20-2^22 where the lengths vary, docs/perf-notes.md,
 // "The pieces by warps"); otherwise the seeded inclusive scan into scratch (n
 // accumulators), then a gather of the segment ends.
@@ -277,7 +277,7 @@ void reduce(const char* function, In in, std::int64_t n, Offsets offsets, std::i
 // Lines of a whole number of tiles (the batched scans along the last axis, look-back
 // strategy): the plain single-pass scan over all n values, tiles by block where the
 // device holds them all (else tickets), each line's first tile starting afresh
-// (single_pass_scan.cuh, "Lines"). No heads and no pairs: a line costs about what a plain
+// (single_pass/tile_pipeline.cuh, "Lines"). No heads and no pairs: a line costs about what a plain
 // scan of the same n costs (docs/perf-notes.md: (2, 2^20) int32 from 2.15x the copy in the
 // tile kernel to 1.57x, the plain scan of 2^21 1.60x). The tiles: the plain scan's for
 // 4-byte values (8192), and 2048 for 8-byte ones (the plain scan's 3072 divides no power
@@ -302,7 +302,7 @@ void tile_lines_scan(const char* function, const Acc* in, Acc* out, std::int64_t
 
 // Segments of len elements (the batched scans along the last axis), 16-byte aligned
 // pointers to a 4- or 8-byte accumulator type: lines that fill tiles well in tiles of
-// whole lines, lines that divide a 16-byte word a word per thread (whole_lines.cuh: no
+// whole lines, lines that divide a 16-byte word a word per thread (batched/whole_lines.cuh: no
 // look-back; most lengths up to 2048 values); others the
 // pipelined kernel from segmented_pipelined::min_bytes of values on (len < 2^31); below
 // that, lines of a whole number of tiles the plain scan's kernel (tile_lines_scan above;
@@ -337,15 +337,15 @@ void equal_lengths_scan(const char* function, const Acc* in, Acc* out, std::int6
 // (docs/perf-notes.md). Measured against the strided kernel, H200: two 8-byte columns
 // 0.52-0.61x its time from (2^21, 2) on, 0.65-0.76x at (2^16, 2)-(2^20, 2) (session 52);
 // four 4-byte columns 0.52-0.73x of the public call's time before (the strided kernel, or
-// from 16 MiB the 1-word swizzled column tiles of pipelined_columns.cuh) from (2^10, 4) to
-// (2^25, 4), with the 16-byte values scanned by rows; by lane runs (pipelined_scan.cuh)
+// from 16 MiB the 1-word swizzled column tiles of batched/pipelined_columns.cuh) from (2^10, 4) to
+// (2^25, 4), with the 16-byte values scanned by rows; by lane runs (single_pass/pipelined.cuh)
 // (2^23, 4) int32 1.13-1.15x the copy and (2^25, 4) 1.07x, where the call took 2.42x and
 // 2.34x (session 55, "Rows of four 4-byte columns"). With several
 // slices the 16-byte groups stay on the column tiles or the strided kernel (the segmented
 // kernels of equal lengths take 4- and 8-byte values, not 16-byte groups).
 // Three columns of a 4- or 8-byte type in one slice (rows of 12 or 24 bytes: points in 3-D)
 // likewise: one scan of 12- or 24-byte groups, which the pipelined kernel's wide tiles
-// take from 4 MiB (pipelined_scan.cuh). Measured (H200, session 56, "The public calls on
+// take from 4 MiB (single_pass/pipelined.cuh). Measured (H200, session 56, "The public calls on
 // the landed code"), along axis 0: int32 and float at 64 and 512 MiB 1.20-1.22x and
 // 1.09-1.10x the copy, int64 and double from 128 MiB 1.45-1.48x, where the strided kernel
 // took 2.72-2.81x and 2.38-2.46x ("Rows of 3 to 12 columns"). Below 4 MiB the groups run

@@ -27,8 +27,8 @@
 // flush of its memory operations, whenever the trigger was given.
 //
 // A chain of three: the offsets forms of the segmented scans on the pipelined kernel
-// (segmented_pipelined.cuh) clear the head bitmap, build it (heads_bitmap_kernel,
-// segmented_scan.cuh) and scan, each launch a programmatic dependent of the one before.
+// (segmented/pipelined.cuh) clear the head bitmap, build it (heads_bitmap_kernel,
+// segmented/pairs_scan.cuh) and scan, each launch a programmatic dependent of the one before.
 // The bitmap kernel triggers at its start and waits before its first store; the scan
 // waits at its start, for the bitmap grid. Every thread of the bitmap kernel waits for
 // the clear before it ends, so the bitmap grid completes only after the clear has
@@ -83,7 +83,7 @@ __global__ void clear_kernel(Word* p, std::int64_t words) {
 inline constexpr int clear_threads = 256;
 // A grid-stride clear: enough blocks for the states (a few kilobytes: one or a few
 // blocks), and up to 1024 for the head bitmap of the segmented scans (n / 8 bytes, 8 MiB
-// at 2^26 elements: segmented_scan.cuh's build_bitmap).
+// at 2^26 elements: segmented/pairs_scan.cuh's build_bitmap).
 inline constexpr std::int64_t clear_max_blocks = 1024;
 
 // Zeroes `bytes` (a multiple of 8) at `state` (8-byte aligned) on `stream`, with a kernel
@@ -100,7 +100,7 @@ inline void launch_clear(const char* function, void* state, std::size_t bytes, c
 
 // Launches `kernel` with (grid, block, shared) on `stream` and one launch attribute, or
 // none where `attribute` is null (cudaLaunchKernelEx); a failed launch throws here,
-// naming `what`. Also single_pass_scan.cuh's cooperative launch of the tiles by block.
+// naming `what`. Also single_pass/tile_pipeline.cuh's cooperative launch of the tiles by block.
 template <class... Params, class... Args>
 void launch_with_attribute(const char* function, const char* what, dim3 grid, dim3 block,
                            std::size_t shared, cudaStream_t stream, const cudaLaunchAttribute* attribute,

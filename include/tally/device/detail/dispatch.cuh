@@ -9,14 +9,14 @@
 
 #include "tally/core/error.hpp"
 #include "tally/core/options.hpp"
-#include "tally/device/detail/block_algorithms.cuh"
-#include "tally/device/detail/chained.cuh"
-#include "tally/device/detail/decoupled_lookback.cuh"
-#include "tally/device/detail/one_block_scan.cuh"
-#include "tally/device/detail/pipelined_scan.cuh"
-#include "tally/device/detail/reduce_then_scan.cuh"
-#include "tally/device/detail/scan_then_propagate.cuh"
-#include "tally/device/detail/single_pass_scan.cuh"
+#include "tally/device/multi_pass/block_algorithms.cuh"
+#include "tally/device/single_pass/chained.cuh"
+#include "tally/device/single_pass/decoupled_lookback.cuh"
+#include "tally/device/single_pass/one_block.cuh"
+#include "tally/device/single_pass/pipelined.cuh"
+#include "tally/device/multi_pass/reduce_then_scan.cuh"
+#include "tally/device/multi_pass/scan_then_propagate.cuh"
+#include "tally/device/single_pass/tile_pipeline.cuh"
 #include "tally/device/detail/storage.cuh"
 #include "tally/device/detail/tuning.cuh"
 
@@ -26,7 +26,7 @@ namespace tally::detail {
 //   strategy: automatic -> decoupled_lookback (the fastest at every measured size and
 //             type: docs/perf-notes.md).
 //   block:    automatic -> warp_scans. The single-pass strategies have one tile
-//             pipeline of their own, built from warp shuffle scans (single_pass_scan.cuh):
+//             pipeline of their own, built from warp shuffle scans (single_pass/tile_pipeline.cuh):
 //             they accept automatic and warp_scans, and throw std::invalid_argument for
 //             the other block algorithms rather than silently ignoring the choice.
 template <class Strategy, class F>
@@ -92,11 +92,11 @@ std::size_t storage_bytes_with(std::int64_t n) {
 // pair only. Arguments are checked by the caller. Threads and Items apply to the
 // multi-pass strategies. The single-pass ones run the pipelined kernel for large scans of
 // 16-byte aligned pointers to 4-, 8- and 16-byte Acc (pipelined::takes), and otherwise
-// single_pass_scan.cuh's kernel with single_pass::default_single_pass_tuning (call
+// single_pass/tile_pipeline.cuh's kernel with single_pass::default_single_pass_tuning (call
 // single_pass::scan to override it); the look-back takes the one-block scan where one
-// block holds the whole input (one_block_scan.cuh), the small-n path where it applies,
+// block holds the whole input (single_pass/one_block.cuh), the small-n path where it applies,
 // and runs its tiles by block where they fit on the device at once
-// (single_pass_scan.cuh).
+// (single_pass/tile_pipeline.cuh).
 template <class Strategy, class Selector, bool Exclusive, class Acc,
           int Threads = default_tuning<Selector::tuning_key, Acc>().block_threads,
           int Items = default_tuning<Selector::tuning_key, Acc>().items_per_thread, class In,
@@ -122,7 +122,7 @@ void scan_with(const char* function, const char* storage_query, In in, Out out, 
       }
     }
     if constexpr (pipelined::acc_pointers<Acc, In, Out>()) {
-      // large scans: persistent blocks that hide the wait for a prefix (pipelined_scan.cuh)
+      // large scans: persistent blocks that hide the wait for a prefix (single_pass/pipelined.cuh)
       if (pipelined::takes<Acc>(in, out, n)) {
         pipelined::scan<typename Strategy::pipelined_protocol_type, Exclusive, Acc>(
             function, storage_query, in, out, n, seed, op, o, {}, promised);

@@ -7,9 +7,9 @@
 //   multiprocessors       the device's SM count (the single-pass reduce's grid)
 //   co_resident_blocks    how many blocks a cooperative launch of any small kernel may
 //                         take with the guarantee that all of them run at once
-//                         (single_pass_scan.cuh's small-n path)
+//                         (single_pass/tile_pipeline.cuh's small-n path)
 //   co_resident_grid      the same for one kernel: its resident grid, or 0 where the
-//                         device cannot launch cooperatively (single_pass_scan.cuh's
+//                         device cannot launch cooperatively (single_pass/tile_pipeline.cuh's
 //                         tiles by block)
 #pragma once
 
@@ -56,7 +56,7 @@ inline int multiprocessors(const char* function) {
 // reductions that use a fixed number of threads (Brent's lemma) launch this many, so
 // their grid, and with it the order of their float additions, depends only on the device
 // and the build: identical from run to run. The pipelined scan launches this many
-// persistent blocks (pipelined_scan.cuh).
+// persistent blocks (single_pass/pipelined.cuh).
 template <auto Kernel>
 int resident_grid(int threads, const char* function, std::size_t dynamic_shared = 0) {
   static std::atomic<int> cache[64] = {};

@@ -44,7 +44,7 @@ namespace tally::detail::reduction {
 // ---- tuning (first choices, not measured optima: the lead tunes them from GPU runs) ----
 struct reduce_tuning {
   static constexpr int threads = 256;             // every reduction kernel
-  // The single pass's grid (single_pass_reduction.cuh, grid()): inputs of at least
+  // The single pass's grid (single_pass/reduce.cuh, grid()): inputs of at least
   // even_grid_min_steps block steps per block run blocks_per_sm blocks on every SM (the
   // grid-stride shares are then even across SMs: 4 x 132 = 528 blocks read 2^29-2^30
   // int32 0.3-0.5% faster than 512 on an H200, as fast as 1056); shorter ones at most
@@ -62,21 +62,21 @@ struct reduce_tuning {
   // blocks.
   static constexpr int paired_reads = 2;
   // A descriptor finish of at most paired_reads x 32 blocks runs in one warp
-  // (single_pass_reduction.cuh, warp_finish); past that, a block finish that costs more
+  // (single_pass/reduce.cuh, warp_finish); past that, a block finish that costs more
   // than the extra steps of fewer blocks. So vector inputs of up to this many times
   // paired_reads x 32 block steps take that grid, each block several steps (float at 2^19
   // and 2^20 on an H100: 0.2-0.35 us less than a block a step: perf-notes, session 43).
   static constexpr int warp_finish_max_steps = 4;
   static constexpr int vectors_per_thread = 4;    // 16-byte loads per thread and step
   // Inputs of at least this many steps per thread issue the next step's loads before
-  // they combine this step's (single_pass_reduction.cuh, vector_thread_partial).
+  // they combine this step's (single_pass/reduce.cuh, vector_thread_partial).
   static constexpr int pipelined_min_steps = 8;
   static constexpr int scalar_unroll = 4;         // element loads in flight (iterator inputs)
   // The single-pass reduce uses one block (no partials, no counter) up to this many
   // bytes of input: a few steps of one block cost less than the finish of a grid.
   static constexpr std::int64_t single_block_max_bytes = 32 * 1024;
   // ... and up to this many where the grid would finish through descriptors and the input
-  // is read with vector loads (single_pass_reduction.cuh, single_block_max_bytes()).
+  // is read with vector loads (single_pass/reduce.cuh, single_block_max_bytes()).
   static constexpr std::int64_t descriptor_single_block_max_bytes = 64 * 1024;
 };
 
@@ -188,7 +188,7 @@ __global__ void finish_kernel(Source source, Acc init, Op op, Out out) {
 }
 
 // ---- the word of the single-pass packed finish ---------------------------------------------
-// Integer sums finish with one 64-bit word that is 0 at launch (single_pass_reduction.cuh);
+// Integer sums finish with one 64-bit word that is 0 at launch (single_pass/reduce.cuh);
 // the last block to arrive sets it back to 0, so no launch is needed to zero it before the
 // next call. Calls without caller storage take their word from a ring of words per device
 // and context, allocated and zeroed once (the first such reduce in a context pays for a
