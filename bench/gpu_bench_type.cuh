@@ -271,10 +271,15 @@ class gpu_type_bench {
       }
       run_tally_rows(operation::inclusive_scan, op_name, read, reference,
                      [=, this](const tally::options& o) {
-                       return tally::inclusive_scan_storage_bytes<const T*, TallyOp>(n, o);
+                       if (production(o)) return tally::inclusive_scan_storage_bytes<const T*, TallyOp>(n, o);
+                       return tally::textbook::inclusive_scan_storage_bytes<const T*, TallyOp>(n, o);
                      },
                      [=, this](const tally::options& o) {
-                       tally::inclusive_scan(in(), out(), n, tally_op, o);
+                       if (production(o)) {
+                         tally::inclusive_scan(in(), out(), n, tally_op, o);
+                       } else {
+                         tally::textbook::inclusive_scan(in(), out(), n, tally_op, o);
+                       }
                      });
     }
 
@@ -321,10 +326,15 @@ class gpu_type_bench {
       }
       run_tally_rows(operation::exclusive_scan, op_name, read, reference,
                      [=, this](const tally::options& o) {
-                       return tally::exclusive_scan_storage_bytes<const T*, T, TallyOp>(n, o);
+                       if (production(o)) return tally::exclusive_scan_storage_bytes<const T*, T, TallyOp>(n, o);
+                       return tally::textbook::exclusive_scan_storage_bytes<const T*, T, TallyOp>(n, o);
                      },
                      [=, this](const tally::options& o) {
-                       tally::exclusive_scan(in(), out(), n, init, tally_op, o);
+                       if (production(o)) {
+                         tally::exclusive_scan(in(), out(), n, init, tally_op, o);
+                       } else {
+                         tally::textbook::exclusive_scan(in(), out(), n, init, tally_op, o);
+                       }
                      });
     }
 
@@ -466,6 +476,13 @@ class gpu_type_bench {
                 !single_pass);
       }
     }
+  }
+
+  // The pairs tally::inclusive_scan runs (its production plans); tally::textbook runs the rest.
+  static bool production(const tally::options& o) {
+    return (o.strategy == tally::scan_strategy::automatic ||
+            o.strategy == tally::scan_strategy::decoupled_lookback) &&
+           (o.block == tally::block_scan::automatic || o.block == tally::block_scan::warp_scans);
   }
 
   static std::string tally_block_name(tally::block_scan b) {

@@ -18,3 +18,4 @@
 #include "tally/device/reduce.cuh"
 #include "tally/device/scan.cuh"
 #include "tally/device/segmented.cuh"
+#include "tally/device/textbook.cuh"

@@ -1,6 +1,7 @@
-// tests/gpu/test_device_api.cu -- the public API of device/scan.cuh: dispatch of every
-// options.strategy x options.block, the accumulator rule, iterator inputs, streams, caller
-// storage (no allocation), bad arguments, and one scan of more than 2^32 elements.
+// tests/gpu/test_device_api.cu -- the public API of device/scan.cuh and device/textbook.cuh:
+// the production call's options, every options.strategy x options.block of the textbook
+// entry, the accumulator rule, iterator inputs, streams, caller storage (no allocation), bad
+// arguments (host memory too), and one scan of more than 2^32 elements.
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
 
@@ -20,12 +21,31 @@ const scan_strategy all_strategies[] = {scan_strategy::automatic, scan_strategy:
                                         scan_strategy::scan_then_propagate, scan_strategy::chained,
                                         scan_strategy::decoupled_lookback};
 
-// The single-pass strategies (and automatic, which is decoupled look-back) take only
-// automatic or warp_scans as the block algorithm; other pairs throw std::invalid_argument.
+// The single-pass strategies take only automatic or warp_scans as the block algorithm;
+// other pairs throw std::invalid_argument. automatic with another block algorithm runs
+// reduce_then_scan.
 bool offered(scan_strategy s, block_scan b) {
-  const bool single_pass = s == scan_strategy::automatic || s == scan_strategy::chained ||
-                           s == scan_strategy::decoupled_lookback;
+  const bool single_pass = s == scan_strategy::chained || s == scan_strategy::decoupled_lookback;
   return !single_pass || b == block_scan::automatic || b == block_scan::warp_scans;
+}
+
+// What tally::inclusive_scan (the production plans) takes.
+bool production(scan_strategy s, block_scan b) {
+  return (s == scan_strategy::automatic || s == scan_strategy::decoupled_lookback) &&
+         (b == block_scan::automatic || b == block_scan::warp_scans);
+}
+
+// Bad arguments: std::invalid_argument naming the function and the argument.
+template <class F>
+std::string invalid_argument_message(F f) {
+  try {
+    f();
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  } catch (...) {
+    return "<other exception>";
+  }
+  return "<no exception>";
 }
 
 // Every strategy x block through the public functions (int32 plus).
@@ -40,8 +60,13 @@ TEST(DeviceApi, EveryStrategyAndBlock) {
       tally::options o;
       o.strategy = s;
       o.block = b;
+      if (!production(s, b)) {
+        const auto m = invalid_argument_message(
+            [&] { tally::inclusive_scan(in.data(), out.data(), max_n, tally::plus{}, o); });
+        EXPECT_NE(m.find("tally::textbook::inclusive_scan"), std::string::npos) << m;
+      }
       if (!offered(s, b)) {
-        EXPECT_THROW(tally::inclusive_scan(in.data(), out.data(), max_n, tally::plus{}, o),
+        EXPECT_THROW(tally::textbook::inclusive_scan(in.data(), out.data(), max_n, tally::plus{}, o),
                      std::invalid_argument);
         continue;
       }
@@ -49,13 +74,23 @@ TEST(DeviceApi, EveryStrategyAndBlock) {
         SCOPED_TRACE("strategy " + std::to_string(int(s)) + " block " + std::to_string(int(b)) +
                      " n " + std::to_string(n));
         out.poison();
-        tally::inclusive_scan(in.data(), out.data(), n, tally::plus{}, o);
+        tally::textbook::inclusive_scan(in.data(), out.data(), n, tally::plus{}, o);
         TALLY_TEST_CUDA(cudaDeviceSynchronize());
         ASSERT_TRUE(matches(out.download(n), want_i, n));
         out.poison();
-        tally::exclusive_scan(in.data(), out.data(), n, 1000, tally::plus{}, o);
+        tally::textbook::exclusive_scan(in.data(), out.data(), n, 1000, tally::plus{}, o);
         TALLY_TEST_CUDA(cudaDeviceSynchronize());
         ASSERT_TRUE(matches(out.download(n), want_e, n));
+        if (production(s, b)) {
+          out.poison();
+          tally::inclusive_scan(in.data(), out.data(), n, tally::plus{}, o);
+          TALLY_TEST_CUDA(cudaDeviceSynchronize());
+          ASSERT_TRUE(matches(out.download(n), want_i, n));
+          out.poison();
+          tally::exclusive_scan(in.data(), out.data(), n, 1000, tally::plus{}, o);
+          TALLY_TEST_CUDA(cudaDeviceSynchronize());
+          ASSERT_TRUE(matches(out.download(n), want_e, n));
+        }
       }
     }
   }
@@ -90,7 +125,7 @@ TEST(DeviceApi, ExclusiveAccumulatesInInitType) {
     tally::options o;
     o.strategy = s;
     out.poison();
-    tally::exclusive_scan(in.data(), out.data(), n, std::int64_t{5}, tally::plus{}, o);
+    tally::textbook::exclusive_scan(in.data(), out.data(), n, std::int64_t{5}, tally::plus{}, o);
     TALLY_TEST_CUDA(cudaDeviceSynchronize());
     EXPECT_EQ(out.download(), want) << "strategy " << int(s);
   }
@@ -111,7 +146,7 @@ TEST(DeviceApi, IteratorInputs) {
     tally::options o;
     o.strategy = s;
     out.poison();
-    tally::inclusive_scan(first, out.data(), n, tally::plus{}, o);
+    tally::textbook::inclusive_scan(first, out.data(), n, tally::plus{}, o);
     TALLY_TEST_CUDA(cudaDeviceSynchronize());
     auto got = out.download();
     for (std::int64_t i = 0; i < n; i += 997) ASSERT_EQ(got[i], i * (i + 1) / 2) << i;
@@ -119,7 +154,7 @@ TEST(DeviceApi, IteratorInputs) {
 
     auto mapped = thrust::make_transform_iterator(first, square{});
     out.poison();
-    tally::exclusive_scan(mapped, out.data(), n, std::int64_t{-3}, tally::plus{}, o);
+    tally::textbook::exclusive_scan(mapped, out.data(), n, std::int64_t{-3}, tally::plus{}, o);
     TALLY_TEST_CUDA(cudaDeviceSynchronize());
     got = out.download();
     std::int64_t acc = -3;
@@ -128,19 +163,6 @@ TEST(DeviceApi, IteratorInputs) {
       acc += i * i % 1000;
     }
   }
-}
-
-// Bad arguments: std::invalid_argument naming the function and the argument.
-template <class F>
-std::string invalid_argument_message(F f) {
-  try {
-    f();
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  } catch (...) {
-    return "<other exception>";
-  }
-  return "<no exception>";
 }
 
 TEST(DeviceApi, BadArguments) {
@@ -171,14 +193,42 @@ TEST(DeviceApi, BadArguments) {
     tally::options o;
     o.strategy = s;
     o.block = block_scan::brent_kung;
+    m = invalid_argument_message([&] { tally::textbook::inclusive_scan(p, p, 16, tally::plus{}, o); });
+    EXPECT_NE(m.find("options.block"), std::string::npos) << m;
+  }
+  {
+    tally::options o;
+    o.block = block_scan::kogge_stone;
     m = invalid_argument_message([&] { tally::inclusive_scan(p, p, 16, tally::plus{}, o); });
     EXPECT_NE(m.find("options.block"), std::string::npos) << m;
+    EXPECT_NE(m.find("tally::textbook"), std::string::npos) << m;
   }
   {
     tally::options o;
     o.strategy = static_cast<scan_strategy>(99);
     m = invalid_argument_message([&] { tally::inclusive_scan(p, p, 16, tally::plus{}, o); });
     EXPECT_NE(m.find("options.strategy"), std::string::npos) << m;
+    m = invalid_argument_message([&] { tally::textbook::inclusive_scan(p, p, 16, tally::plus{}, o); });
+    EXPECT_NE(m.find("options.strategy"), std::string::npos) << m;
+  }
+  // host (pageable) memory: std::invalid_argument naming the argument, and the context stays
+  // usable (no kernel read it). Skipped where the device reads pageable memory directly.
+  int pageable_access = 0;
+  TALLY_TEST_CUDA(cudaDeviceGetAttribute(&pageable_access, cudaDevAttrPageableMemoryAccess, 0));
+  if (pageable_access == 0) {
+    std::vector<int> host(64, 1);
+    m = invalid_argument_message([&] { tally::inclusive_scan(host.data(), p, 64); });
+    EXPECT_NE(m.find("'in'"), std::string::npos) << m;
+    EXPECT_NE(m.find("host memory"), std::string::npos) << m;
+    m = invalid_argument_message([&] { tally::exclusive_scan(p, host.data(), 64, 0); });
+    EXPECT_NE(m.find("'out'"), std::string::npos) << m;
+    m = invalid_argument_message([&] { (void)tally::reduce(host.data(), 64, 0); });
+    EXPECT_NE(m.find("'in'"), std::string::npos) << m;
+    m = invalid_argument_message([&] { tally::inclusive_scan_by_flags(p, host.data(), p, 64); });
+    EXPECT_NE(m.find("'flags'"), std::string::npos) << m;
+    device_buffer<int> d(64);
+    EXPECT_NO_THROW(tally::inclusive_scan(d.data(), d.data(), 64));
+    TALLY_TEST_CUDA(cudaDeviceSynchronize());
   }
   m = invalid_argument_message([&] { (void)tally::inclusive_scan_storage_bytes<int*>(-1); });
   EXPECT_NE(m.find("'n'"), std::string::npos) << m;
@@ -213,27 +263,27 @@ TEST(DeviceApi, CallerStorage) {
       o.block = b;
       if (!offered(s, b)) continue;
       SCOPED_TRACE("strategy " + std::to_string(int(s)) + " block " + std::to_string(int(b)));
-      EXPECT_EQ(tally::inclusive_scan_storage_bytes<const int*>(1, o), 0u);
-      const std::size_t need_i = tally::inclusive_scan_storage_bytes<const int*>(n, o);
-      const std::size_t need_e = tally::exclusive_scan_storage_bytes<const int*, int>(n, o);
+      EXPECT_EQ(tally::textbook::inclusive_scan_storage_bytes<const int*>(1, o), 0u);
+      const std::size_t need_i = tally::textbook::inclusive_scan_storage_bytes<const int*>(n, o);
+      const std::size_t need_e = tally::textbook::exclusive_scan_storage_bytes<const int*, int>(n, o);
       ASSERT_GT(need_i, 0u);
       device_buffer<unsigned char> storage(std::max(need_i, need_e) + 1);
       // too small
       o.storage = {storage.data(), need_i - 1};
-      const auto m = invalid_argument_message([&] { tally::inclusive_scan(in.data(), out.data(), n, tally::plus{}, o); });
+      const auto m = invalid_argument_message([&] { tally::textbook::inclusive_scan(in.data(), out.data(), n, tally::plus{}, o); });
       EXPECT_NE(m.find("options.storage"), std::string::npos) << m;
       // enough, at an odd address: works and allocates nothing
       TALLY_TEST_CUDA(cudaDeviceSynchronize());
       pool_used_high(true);
       o.storage = {storage.data() + 1, need_i};
       out.poison();
-      tally::inclusive_scan(in.data(), out.data(), n, tally::plus{}, o);
+      tally::textbook::inclusive_scan(in.data(), out.data(), n, tally::plus{}, o);
       TALLY_TEST_CUDA(cudaStreamSynchronize(stream));
       EXPECT_EQ(pool_used_high(false), 0u) << "the call allocated";
       EXPECT_TRUE(matches(out.download(), reference_scan(h, false, 0, tally::plus{}), n));
       o.storage = {storage.data() + 1, need_e};
       out.poison();
-      tally::exclusive_scan(in.data(), out.data(), n, 9, tally::plus{}, o);
+      tally::textbook::exclusive_scan(in.data(), out.data(), n, 9, tally::plus{}, o);
       TALLY_TEST_CUDA(cudaStreamSynchronize(stream));
       EXPECT_EQ(pool_used_high(false), 0u) << "the call allocated";
       EXPECT_TRUE(matches(out.download(), reference_scan(h, true, 9, tally::plus{}), n));
@@ -246,7 +296,7 @@ TEST(DeviceApi, CallerStorage) {
   o.stream = stream;
   o.strategy = scan_strategy::reduce_then_scan;
   pool_used_high(true);
-  tally::inclusive_scan(in.data(), out.data(), n, tally::plus{}, o);
+  tally::textbook::inclusive_scan(in.data(), out.data(), n, tally::plus{}, o);
   TALLY_TEST_CUDA(cudaStreamSynchronize(stream));
   EXPECT_GT(pool_used_high(false), 0u);
   TALLY_TEST_CUDA(cudaStreamDestroy(stream));

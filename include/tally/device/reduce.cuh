@@ -115,14 +115,15 @@
 #include "tally/core/operators.hpp"
 #include "tally/core/options.hpp"
 #include "tally/core/transform_iterator.hpp"
+#include "tally/device/detail/cuda_check.cuh"
+#include "tally/device/detail/pointer_check.cuh"
+#include "tally/device/detail/reduce_common.cuh"
+#include "tally/device/detail/storage.cuh"
 #include "tally/device/multi_pass/atomic_reduction.cuh"
 #include "tally/device/multi_pass/block_reduction.cuh"
 #include "tally/device/multi_pass/chunked_reduction.cuh"
-#include "tally/device/detail/cuda_check.cuh"
-#include "tally/device/detail/reduce_common.cuh"
-#include "tally/device/single_pass/reduce.cuh"
-#include "tally/device/detail/storage.cuh"
 #include "tally/device/multi_pass/tree_reduction.cuh"
+#include "tally/device/single_pass/reduce.cuh"
 
 namespace tally {
 
@@ -361,6 +362,7 @@ template <class Out>
 void check_out(const char* function, const Out& out) {
   if constexpr (std::is_pointer_v<Out>) {
     if (out == nullptr) throw_invalid(function, "out", "is a null pointer");
+    check_device_pointer(function, "out", out, 1);
   }
 }
 
@@ -368,7 +370,7 @@ template <algorithm Algo, class In, class Out, class Init, class Op>
 void checked_into(const char* function, In in, std::int64_t n, Out out, Init init, Op op,
                   const options& o) {
   check_count(function, n);
-  check_pointer(function, "in", in, n);
+  check_device_pointer(function, "in", in, n);
   check_out(function, out);
   using acc_t = exclusive_accumulator_t<Op, Init, input_value_t<In>>;
   if constexpr (Algo == algorithm::atomic) {
@@ -390,7 +392,7 @@ exclusive_accumulator_t<Op, Init, input_value_t<In>> reduce(In in, std::int64_t 
                                                             Op op = {}, const options& o = {}) {
   constexpr const char* function = "reduce";
   detail::check_count(function, n);
-  detail::check_pointer(function, "in", in, n);
+  detail::check_device_pointer(function, "in", in, n);
   using acc_t = exclusive_accumulator_t<Op, Init, input_value_t<In>>;
   return detail::reduction::reduce_value<reduction::algorithm::single_pass>(
       function, "reduce_storage_bytes", in, n, static_cast<acc_t>(init), op, o);
@@ -400,7 +402,7 @@ template <class In, class Out, class Init, class Op = plus>
 void reduce_into(In in, std::int64_t n, Out out, Init init, Op op = {}, const options& o = {}) {
   constexpr const char* function = "reduce_into";
   detail::check_count(function, n);
-  detail::check_pointer(function, "in", in, n);
+  detail::check_device_pointer(function, "in", in, n);
   detail::reduction::check_out(function, out);
   using acc_t = exclusive_accumulator_t<Op, Init, input_value_t<In>>;
   detail::reduction::reduce_into<reduction::algorithm::single_pass>(
@@ -423,7 +425,7 @@ template <class In, class Init, class ReduceOp, class TransformOp>
 auto transform_reduce(In in, std::int64_t n, Init init, ReduceOp reduce_op,
                       TransformOp transform_op, const options& o = {}) {
   detail::check_count("transform_reduce", n);
-  detail::check_pointer("transform_reduce", "in", in, n);
+  detail::check_device_pointer("transform_reduce", "in", in, n);
   return tally::reduce(tally::make_transform_iterator(in, transform_op), n, init, reduce_op, o);
 }
 
@@ -431,7 +433,7 @@ template <class In, class Out, class Init, class ReduceOp, class TransformOp>
 void transform_reduce_into(In in, std::int64_t n, Out out, Init init, ReduceOp reduce_op,
                            TransformOp transform_op, const options& o = {}) {
   detail::check_count("transform_reduce_into", n);
-  detail::check_pointer("transform_reduce_into", "in", in, n);
+  detail::check_device_pointer("transform_reduce_into", "in", in, n);
   tally::reduce_into(tally::make_transform_iterator(in, transform_op), n, out, init, reduce_op, o);
 }
 
@@ -441,7 +443,7 @@ indexed<std::remove_cvref_t<input_value_t<In>>, std::int64_t> argmin(In in, std:
                                                                      const options& o = {}) {
   using value_t = std::remove_cvref_t<input_value_t<In>>;
   detail::check_count("argmin", n);
-  detail::check_pointer("argmin", "in", in, n);
+  detail::check_device_pointer("argmin", "in", in, n);
   return tally::reduce(indexed_iterator<In>(in), n, indexed<value_t, std::int64_t>{value_t{}, -1},
                 arg_min{}, o);
 }
@@ -451,7 +453,7 @@ indexed<std::remove_cvref_t<input_value_t<In>>, std::int64_t> argmax(In in, std:
                                                                      const options& o = {}) {
   using value_t = std::remove_cvref_t<input_value_t<In>>;
   detail::check_count("argmax", n);
-  detail::check_pointer("argmax", "in", in, n);
+  detail::check_device_pointer("argmax", "in", in, n);
   return tally::reduce(indexed_iterator<In>(in), n, indexed<value_t, std::int64_t>{value_t{}, -1},
                 arg_max{}, o);
 }
@@ -465,7 +467,7 @@ mssp_sum_t<std::remove_cvref_t<input_value_t<In>>> max_segment_sum(In in, std::i
                                                                    const options& o = {}) {
   using sum_t = mssp_sum_t<std::remove_cvref_t<input_value_t<In>>>;
   detail::check_count("max_segment_sum", n);
-  detail::check_pointer("max_segment_sum", "in", in, n);
+  detail::check_device_pointer("max_segment_sum", "in", in, n);
   return tally::reduce(tally::make_transform_iterator(in, mssp_map<sum_t>{}), n,
                        identity<mssp_op, mssp_value<sum_t>>(), mssp_op{}, o)
       .mss;

@@ -68,6 +68,7 @@
 #include "tally/core/operators.hpp"
 #include "tally/core/options.hpp"
 #include "tally/device/detail/dispatch.cuh"
+#include "tally/device/detail/pointer_check.cuh"
 
 namespace tally {
 
@@ -75,28 +76,23 @@ template <class In, class Out, class Op = plus>
 void inclusive_scan(In in, Out out, std::int64_t n, Op op = {}, const options& o = {}) {
   constexpr const char* function = "inclusive_scan";
   detail::check_count(function, n);
-  detail::check_pointer(function, "in", in, n);
-  detail::check_pointer(function, "out", out, n);
+  detail::check_device_pointer(function, "in", in, n);
+  detail::check_device_pointer(function, "out", out, n);
   using acc_t = inclusive_accumulator_t<Op, input_value_t<In>>;
-  detail::dispatch(function, o, [&](auto strategy, auto selector) {
-    detail::scan_with<decltype(strategy), decltype(selector), false, acc_t>(
-        function, "inclusive_scan_storage_bytes", in, out, n, detail::seed_value<acc_t, false>{},
-        op, o);
-  });
+  detail::production_scan<false, acc_t>(function, "inclusive_scan_storage_bytes", in, out, n,
+                                        detail::seed_value<acc_t, false>{}, op, o);
 }
 
 template <class In, class Out, class Init, class Op = plus>
 void exclusive_scan(In in, Out out, std::int64_t n, Init init, Op op = {}, const options& o = {}) {
   constexpr const char* function = "exclusive_scan";
   detail::check_count(function, n);
-  detail::check_pointer(function, "in", in, n);
-  detail::check_pointer(function, "out", out, n);
+  detail::check_device_pointer(function, "in", in, n);
+  detail::check_device_pointer(function, "out", out, n);
   using acc_t = exclusive_accumulator_t<Op, Init, input_value_t<In>>;
-  detail::dispatch(function, o, [&](auto strategy, auto selector) {
-    detail::scan_with<decltype(strategy), decltype(selector), true, acc_t>(
-        function, "exclusive_scan_storage_bytes", in, out, n,
-        detail::seed_value<acc_t, true>{static_cast<acc_t>(init)}, op, o);
-  });
+  detail::production_scan<true, acc_t>(function, "exclusive_scan_storage_bytes", in, out, n,
+                                       detail::seed_value<acc_t, true>{static_cast<acc_t>(init)},
+                                       op, o);
 }
 
 // Bytes of caller storage an inclusive_scan(In, Out, n, Op, o) call needs (0: none).
@@ -104,9 +100,7 @@ template <class In, class Op = plus>
 std::size_t inclusive_scan_storage_bytes(std::int64_t n, const options& o = {}) {
   detail::check_count("inclusive_scan_storage_bytes", n);
   using acc_t = inclusive_accumulator_t<Op, input_value_t<In>>;
-  return detail::dispatch("inclusive_scan_storage_bytes", o, [&](auto strategy, auto selector) {
-    return detail::storage_bytes_with<decltype(strategy), decltype(selector), acc_t>(n);
-  });
+  return detail::production_storage_bytes<acc_t>("inclusive_scan_storage_bytes", n, o);
 }
 
 // Bytes of caller storage an exclusive_scan(In, Out, n, Init, Op, o) call needs (0: none).
@@ -114,9 +108,7 @@ template <class In, class Init, class Op = plus>
 std::size_t exclusive_scan_storage_bytes(std::int64_t n, const options& o = {}) {
   detail::check_count("exclusive_scan_storage_bytes", n);
   using acc_t = exclusive_accumulator_t<Op, Init, input_value_t<In>>;
-  return detail::dispatch("exclusive_scan_storage_bytes", o, [&](auto strategy, auto selector) {
-    return detail::storage_bytes_with<decltype(strategy), decltype(selector), acc_t>(n);
-  });
+  return detail::production_storage_bytes<acc_t>("exclusive_scan_storage_bytes", n, o);
 }
 
 }  // namespace tally

@@ -98,13 +98,15 @@
 #include "tally/core/shape.hpp"
 #include "tally/device/batched/columns_reduce_then_scan.cuh"
 #include "tally/device/batched/pipelined_columns.cuh"
-#include "tally/device/segmented/tile_heads.cuh"
-#include "tally/device/segmented/pipelined.cuh"
-#include "tally/device/segmented/ranges_reduce.cuh"
-#include "tally/device/segmented/pairs_scan.cuh"
 #include "tally/device/batched/strided.cuh"
 #include "tally/device/batched/whole_lines.cuh"
+#include "tally/device/detail/pointer_check.cuh"
+#include "tally/device/detail/thresholds.cuh"
 #include "tally/device/scan.cuh"
+#include "tally/device/segmented/pairs_scan.cuh"
+#include "tally/device/segmented/pipelined.cuh"
+#include "tally/device/segmented/ranges_reduce.cuh"
+#include "tally/device/segmented/tile_heads.cuh"
 
 namespace tally {
 
@@ -243,8 +245,8 @@ void offsets_scan(const char* function, In in, Out out, std::int64_t n, Offsets 
 // faster for shorter segments at 2^20-2^22 where the lengths vary, docs/perf-notes.md,
 // "The pieces by warps"); otherwise the seeded inclusive scan into scratch (n
 // accumulators), then a gather of the segment ends.
-inline constexpr std::int64_t ranges_min_n = std::int64_t{1} << 24;
-inline constexpr std::int64_t ranges_min_mean_bytes = 8192;
+inline constexpr std::int64_t ranges_min_n = thresholds.ranges_min_n;
+inline constexpr std::int64_t ranges_min_mean_bytes = thresholds.ranges_min_mean_bytes;
 template <class Acc, class In, class Offsets, class Out, class Op>
 void reduce(const char* function, In in, std::int64_t n, Offsets offsets, std::int64_t num_segments,
             Out out, Acc seed, Op op, const options& o) {
@@ -419,8 +421,8 @@ template <bool Exclusive, class Acc, class In, class Out, class Op>
 void batched(const char* function, In in, Out out, const axis_view& v, Acc init, Op op,
              const options& o) {
   const std::int64_t n = v.total();
-  check_pointer(function, "in", in, n);
-  check_pointer(function, "out", out, n);
+  check_device_pointer(function, "in", in, n);
+  check_device_pointer(function, "out", out, n);
   if (n == 0) return;
   if (v.outer == 1 && v.inner == 1) {
     // one line: a plain scan, without head flags
@@ -504,9 +506,9 @@ void inclusive_scan_by_flags(In in, Flags flags, Out out, std::int64_t n, Op op 
   constexpr const char* function = "inclusive_scan_by_flags";
   using acc_t = inclusive_accumulator_t<Op, input_value_t<In>>;
   detail::check_count(function, n);
-  detail::check_pointer(function, "in", in, n);
-  detail::check_pointer(function, "flags", flags, n);
-  detail::check_pointer(function, "out", out, n);
+  detail::check_device_pointer(function, "in", in, n);
+  detail::check_device_pointer(function, "flags", flags, n);
+  detail::check_device_pointer(function, "out", out, n);
   detail::segmented::check_options(function, o);
   if (n == 0) return;
   detail::segmented::flags_scan<false, acc_t>(function, in, flags, out, n,
@@ -519,9 +521,9 @@ void exclusive_scan_by_flags(In in, Flags flags, Out out, std::int64_t n, Init i
   constexpr const char* function = "exclusive_scan_by_flags";
   using acc_t = exclusive_accumulator_t<Op, Init, input_value_t<In>>;
   detail::check_count(function, n);
-  detail::check_pointer(function, "in", in, n);
-  detail::check_pointer(function, "flags", flags, n);
-  detail::check_pointer(function, "out", out, n);
+  detail::check_device_pointer(function, "in", in, n);
+  detail::check_device_pointer(function, "flags", flags, n);
+  detail::check_device_pointer(function, "out", out, n);
   detail::segmented::check_options(function, o);
   if (n == 0) return;
   detail::segmented::flags_scan<true, acc_t>(function, in, flags, out, n, static_cast<acc_t>(init),
@@ -535,9 +537,9 @@ void inclusive_scan_by_key(Keys keys, In in, Out out, std::int64_t n, Op op = {}
   constexpr const char* function = "inclusive_scan_by_key";
   using acc_t = inclusive_accumulator_t<Op, input_value_t<In>>;
   detail::check_count(function, n);
-  detail::check_pointer(function, "keys", keys, n);
-  detail::check_pointer(function, "in", in, n);
-  detail::check_pointer(function, "out", out, n);
+  detail::check_device_pointer(function, "keys", keys, n);
+  detail::check_device_pointer(function, "in", in, n);
+  detail::check_device_pointer(function, "out", out, n);
   detail::segmented::check_options(function, o);
   if (n == 0) return;
   detail::segmented::keys_scan<false, acc_t>(function, keys, in, out, n, equal,
@@ -551,9 +553,9 @@ void exclusive_scan_by_key(Keys keys, In in, Out out, std::int64_t n, Init init,
   constexpr const char* function = "exclusive_scan_by_key";
   using acc_t = exclusive_accumulator_t<Op, Init, input_value_t<In>>;
   detail::check_count(function, n);
-  detail::check_pointer(function, "keys", keys, n);
-  detail::check_pointer(function, "in", in, n);
-  detail::check_pointer(function, "out", out, n);
+  detail::check_device_pointer(function, "keys", keys, n);
+  detail::check_device_pointer(function, "in", in, n);
+  detail::check_device_pointer(function, "out", out, n);
   detail::segmented::check_options(function, o);
   if (n == 0) return;
   detail::segmented::keys_scan<true, acc_t>(function, keys, in, out, n, equal, static_cast<acc_t>(init),
@@ -568,9 +570,9 @@ void inclusive_segmented_scan(In in, Out out, std::int64_t n, Offsets offsets,
   using acc_t = inclusive_accumulator_t<Op, input_value_t<In>>;
   detail::check_count(function, n);
   detail::segmented::check_segments(function, num_segments);
-  detail::check_pointer(function, "in", in, n);
-  detail::check_pointer(function, "out", out, n);
-  detail::check_pointer(function, "offsets", offsets, num_segments + 1);
+  detail::check_device_pointer(function, "in", in, n);
+  detail::check_device_pointer(function, "out", out, n);
+  detail::check_device_pointer(function, "offsets", offsets, num_segments + 1);
   detail::segmented::check_options(function, o);
   if (n == 0 || num_segments == 0) return;
   detail::segmented::offsets_scan<false, false, acc_t>(function, in, out, n, offsets, num_segments,
@@ -586,9 +588,9 @@ void exclusive_segmented_scan(In in, Out out, std::int64_t n, Offsets offsets,
   using acc_t = exclusive_accumulator_t<Op, Init, input_value_t<In>>;
   detail::check_count(function, n);
   detail::segmented::check_segments(function, num_segments);
-  detail::check_pointer(function, "in", in, n);
-  detail::check_pointer(function, "out", out, n);
-  detail::check_pointer(function, "offsets", offsets, num_segments + 1);
+  detail::check_device_pointer(function, "in", in, n);
+  detail::check_device_pointer(function, "out", out, n);
+  detail::check_device_pointer(function, "offsets", offsets, num_segments + 1);
   detail::segmented::check_options(function, o);
   if (n == 0 || num_segments == 0) return;
   detail::segmented::offsets_scan<true, false, acc_t>(function, in, out, n, offsets, num_segments,
@@ -604,9 +606,9 @@ void segmented_reduce(In in, std::int64_t n, Offsets offsets, std::int64_t num_s
   using acc_t = exclusive_accumulator_t<Op, Init, input_value_t<In>>;
   detail::check_count(function, n);
   detail::segmented::check_segments(function, num_segments);
-  detail::check_pointer(function, "in", in, n);
-  detail::check_pointer(function, "offsets", offsets, num_segments + 1);
-  detail::check_pointer(function, "out", out, num_segments);
+  detail::check_device_pointer(function, "in", in, n);
+  detail::check_device_pointer(function, "offsets", offsets, num_segments + 1);
+  detail::check_device_pointer(function, "out", out, num_segments);
   detail::segmented::check_options(function, o);
   if (num_segments == 0) return;
   const auto seed = static_cast<acc_t>(init);

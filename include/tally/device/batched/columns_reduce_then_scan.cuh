@@ -40,10 +40,11 @@
 #include <cuda_runtime.h>
 
 #include "tally/core/options.hpp"
+#include "tally/device/batched/strided.cuh"
 #include "tally/device/detail/cuda_check.cuh"
 #include "tally/device/detail/dependent_launch.cuh"
 #include "tally/device/detail/storage.cuh"
-#include "tally/device/batched/strided.cuh"
+#include "tally/device/detail/thresholds.cuh"
 
 namespace tally::detail::columns_reduce_then_scan {
 
@@ -269,7 +270,7 @@ __global__ void __launch_bounds__(threads, scan_min_blocks) scan_kernel(const Ac
 // launches), for 8-byte values at every number of chains measured (1-128: 1.6-1.9x the
 // copy against 2.0-2.9x), for 4-byte values up to 2 chains (1.8x against 2.1-3.9x; from
 // 4 chains on the look-back's window of 32 tiles keeps up: 1.3-1.7x against 1.8x).
-inline constexpr std::int64_t min_bytes = std::int64_t{1} << 24;
+inline constexpr std::int64_t min_bytes = thresholds.columns_reduce_then_scan_min_bytes;
 template <class Acc>
 inline constexpr std::int64_t max_chains = sizeof(Acc) == 4 ? 2 : std::int64_t{1} << 40;
 

@@ -87,13 +87,15 @@
 
 #include "tally/core/error.hpp"
 #include "tally/core/options.hpp"
+#include "tally/device/arch/mbarrier.cuh"
+#include "tally/device/arch/tensor_map.cuh"
+#include "tally/device/batched/strided.cuh"
 #include "tally/device/detail/cuda_check.cuh"
 #include "tally/device/detail/occupancy.cuh"
+#include "tally/device/detail/storage.cuh"
+#include "tally/device/detail/thresholds.cuh"
 #include "tally/device/single_pass/pipelined.cuh"
 #include "tally/device/single_pass/tile_pipeline.cuh"
-#include "tally/device/detail/storage.cuh"
-#include "tally/device/batched/strided.cuh"
-#include "tally/device/arch/tensor_map.cuh"
 #include "tally/device/single_pass/tile_state.cuh"
 #include "tally/warp/warp_scan.cuh"
 
@@ -149,7 +151,7 @@ inline constexpr int lookback_reads = 4;
 
 // From this many bytes of data on: at 16 MiB (2^17 rows of 32 int32) 2.14-2.15x the copy
 // against columns_kernel's 2.45-2.48x (at 8 MiB 2.27-2.29x against 2.36-2.37x).
-inline constexpr std::int64_t min_bytes = std::int64_t{1} << 24;
+inline constexpr std::int64_t min_bytes = thresholds.pipelined_columns_min_bytes;
 // Chains of tiles (outer slices x column groups) at most: about the most measured. 128
 // MiB of int32 in 2, 4, 8, 16 and 64 lines: 1.20-1.24x, 1.18-1.19x, 1.17-1.21x,
 // 1.15-1.18x, 1.13-1.15x the copy, against columns_kernel's 1.61-1.64x, 1.57x,
@@ -157,7 +159,7 @@ inline constexpr std::int64_t min_bytes = std::int64_t{1} << 24;
 // groups, 64 down to 2 tiles a chain: 1.05-1.17x against 1.20-1.28x, 6992 chains of two
 // tiles (the second partial) 1.52-1.53x against 1.79x, int64 (16384, 4096) (256 chains)
 // 1.13x against 1.14x (session 53, docs/perf-notes.md, "Column groups by tensor copies").
-inline constexpr std::int64_t max_chains = 8192;
+inline constexpr std::int64_t max_chains = thresholds.pipelined_columns_max_chains;
 
 // The column words of a row's tiles: the most of 8, 4 and 2 that cut the row into whole
 // column groups (rows of a multiple of 128, 64 or 32 bytes), 0 where none does (the row
@@ -407,7 +409,7 @@ __global__ void __launch_bounds__(kernel_threads, 3)
     }
     // as in pipelined_kernel: the generic-proxy writes of the stage before the next bulk
     // copy into it (async proxy), then this thread's arrival
-    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    arch::fence_proxy_async_shared();
     mbarrier_arrive(&empty[s]);
   };
 

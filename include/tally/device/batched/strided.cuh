@@ -53,8 +53,9 @@
 #include "tally/core/error.hpp"
 #include "tally/core/options.hpp"
 #include "tally/device/detail/cuda_check.cuh"
-#include "tally/device/single_pass/tile_pipeline.cuh"
 #include "tally/device/detail/storage.cuh"
+#include "tally/device/detail/thresholds.cuh"
+#include "tally/device/single_pass/tile_pipeline.cuh"
 #include "tally/device/single_pass/tile_state.cuh"
 
 namespace tally::detail::strided {
@@ -837,8 +838,8 @@ __global__ void __launch_bounds__(threads)
 // quarter of the threads), for lines of more than 8 rows ((32, 2^20) 1.14-1.16x against
 // 1.13-1.14x, (7, 3 x 2^20) 1.12-1.14x against 1.09-1.10x: a longer serial chain
 // per thread), and for 8-byte values, whose scalar accesses are already 8 bytes.)
-inline constexpr std::int64_t min_short_line_words = std::int64_t{1} << 16;
-inline constexpr std::int64_t max_short_line_word_rows = 8;
+inline constexpr std::int64_t min_short_line_words = thresholds.short_line_words_min;
+inline constexpr std::int64_t max_short_line_word_rows = thresholds.short_line_word_rows_max;
 
 template <bool Exclusive, class Acc, class Op>
 __global__ void __launch_bounds__(threads)

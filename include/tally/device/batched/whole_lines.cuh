@@ -46,6 +46,7 @@
 #include "tally/core/error.hpp"
 #include "tally/core/options.hpp"
 #include "tally/core/segmented.hpp"
+#include "tally/device/arch/bulk_copy.cuh"
 #include "tally/device/detail/cuda_check.cuh"
 #include "tally/device/segmented/tile_heads.cuh"
 #include "tally/device/single_pass/tile_pipeline.cuh"
@@ -139,7 +140,7 @@ __global__ void __launch_bounds__(block_threads)
       tile_values[v] = items;
     }
   }
-  asm volatile("cp.async.wait_all;" ::: "memory");  // this lane's copies have landed
+  arch::wait_async_copies();  // this lane's copies have landed
 
   // 2. each warp's rows of (head, value) pairs
   const auto heads_of = [&](int, int v, bool(&h)[Vec]) { heads_at<Vec>(v * Vec, len, h); };

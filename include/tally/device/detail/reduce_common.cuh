@@ -37,6 +37,7 @@
 #include "tally/device/detail/cuda_check.cuh"
 #include "tally/device/detail/occupancy.cuh"  // current_device, resident_grid
 #include "tally/device/detail/storage.cuh"
+#include "tally/device/detail/thresholds.cuh"
 #include "tally/device/detail/tuning.cuh"  // max_grid_blocks (grid_for)
 
 namespace tally::detail::reduction {
@@ -74,10 +75,11 @@ struct reduce_tuning {
   static constexpr int scalar_unroll = 4;         // element loads in flight (iterator inputs)
   // The single-pass reduce uses one block (no partials, no counter) up to this many
   // bytes of input: a few steps of one block cost less than the finish of a grid.
-  static constexpr std::int64_t single_block_max_bytes = 32 * 1024;
+  static constexpr std::int64_t single_block_max_bytes = thresholds.reduce_one_block_max_bytes;
   // ... and up to this many where the grid would finish through descriptors and the input
   // is read with vector loads (single_pass/reduce.cuh, single_block_max_bytes()).
-  static constexpr std::int64_t descriptor_single_block_max_bytes = 64 * 1024;
+  static constexpr std::int64_t descriptor_single_block_max_bytes =
+      thresholds.reduce_descriptor_one_block_max_bytes;
 };
 
 // Items per thread of the in-order (consecutive) tiles: 16 KiB tiles (4096 items of 4

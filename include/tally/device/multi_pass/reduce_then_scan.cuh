@@ -29,9 +29,9 @@
 
 #include "tally/block/block_reduce.cuh"
 #include "tally/block/tile_io.cuh"
-#include "tally/device/multi_pass/block_algorithms.cuh"
 #include "tally/device/detail/cuda_check.cuh"
 #include "tally/device/detail/storage.cuh"
+#include "tally/device/multi_pass/block_algorithms.cuh"
 
 namespace tally::detail::reduce_then_scan {
 

@@ -41,11 +41,11 @@
 #include "tally/core/error.hpp"
 #include "tally/core/options.hpp"
 #include "tally/core/segmented.hpp"
-#include "tally/device/single_pass/chained.cuh"
 #include "tally/device/detail/cuda_check.cuh"
+#include "tally/device/detail/storage.cuh"
+#include "tally/device/single_pass/chained.cuh"
 #include "tally/device/single_pass/decoupled_lookback.cuh"
 #include "tally/device/single_pass/tile_pipeline.cuh"
-#include "tally/device/detail/storage.cuh"
 #include "tally/warp/warp_scan.cuh"
 
 namespace tally::detail::segmented {

@@ -60,11 +60,11 @@
 #include "tally/core/error.hpp"
 #include "tally/core/options.hpp"
 #include "tally/core/segmented.hpp"
-#include "tally/device/single_pass/pipelined.cuh"
-#include "tally/device/segmented/tile_heads.cuh"
-#include "tally/device/segmented/pairs_scan.cuh"
-#include "tally/device/single_pass/tile_pipeline.cuh"
 #include "tally/device/detail/storage.cuh"
+#include "tally/device/segmented/pairs_scan.cuh"
+#include "tally/device/segmented/tile_heads.cuh"
+#include "tally/device/single_pass/pipelined.cuh"
+#include "tally/device/single_pass/tile_pipeline.cuh"
 #include "tally/device/single_pass/tile_state.cuh"
 
 namespace tally::detail::segmented_pipelined {

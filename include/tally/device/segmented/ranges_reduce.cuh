@@ -72,11 +72,12 @@
 
 #include "tally/core/options.hpp"
 #include "tally/core/segmented.hpp"
+#include "tally/device/arch/mbarrier.cuh"
 #include "tally/device/detail/cuda_check.cuh"
 #include "tally/device/detail/occupancy.cuh"
-#include "tally/device/single_pass/pipelined.cuh"
 #include "tally/device/detail/reduce_common.cuh"
 #include "tally/device/segmented/tile_heads.cuh"
+#include "tally/device/single_pass/pipelined.cuh"
 #include "tally/device/single_pass/tile_pipeline.cuh"
 #include "tally/device/single_pass/tile_state.cuh"
 #include "tally/warp/warp_scan.cuh"
@@ -453,7 +454,7 @@ __global__ void __launch_bounds__(block_threads, min_blocks)
 #pragma unroll
     for (int b = 0; b < buffers; ++b) pipelined::mbarrier_init(&full[b], 1);
     // the initialisations are visible to the copy engine before the first copy
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    arch::fence_mbarrier_init();
   }
   for (int st = 0; st < buffers - 1 && st < sub_tiles; ++st) issue(st);
 
@@ -661,7 +662,7 @@ __global__ void __launch_bounds__(block_threads, min_blocks)
       }
       // This thread's accesses to the buffer (generic proxy) are ordered before the bulk copy
       // that refills it (async proxy) by this fence and the barrier after it.
-      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+      arch::fence_proxy_async_shared();
       __syncthreads();  // this buffer and the warp totals are free for the sub-tiles after
     }
   }

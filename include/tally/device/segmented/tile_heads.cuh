@@ -61,10 +61,11 @@
 
 #include "tally/core/options.hpp"
 #include "tally/core/segmented.hpp"
+#include "tally/device/arch/bulk_copy.cuh"
 #include "tally/device/detail/cuda_check.cuh"
+#include "tally/device/detail/storage.cuh"
 #include "tally/device/segmented/pairs_scan.cuh"
 #include "tally/device/single_pass/tile_pipeline.cuh"
-#include "tally/device/detail/storage.cuh"
 #include "tally/device/single_pass/tile_state.cuh"
 #include "tally/warp/warp_scan.cuh"
 
@@ -212,8 +213,7 @@ inline constexpr bool byte_flags_v = [] {
 }();
 
 TALLY_DEVICE TALLY_FORCEINLINE void copy_bytes_async_16(unsigned char* to, const unsigned char* from) {
-  const auto shared = static_cast<unsigned>(__cvta_generic_to_shared(to));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(shared), "l"(from) : "memory");
+  arch::copy_async_16(to, from);
 }
 
 // ---- per-element heads in shared memory ------------------------------------------------------
@@ -507,7 +507,7 @@ __global__ void __launch_bounds__(block_threads)
       }
     }
   }
-  if (full) asm volatile("cp.async.wait_all;" ::: "memory");  // this thread's copies landed
+  if (full) arch::wait_async_copies();  // this thread's copies landed
   __syncthreads();  // every head is marked (or copied) before any warp reads them
 
   // 2. each warp's rows (scan_pair_rows above). Element 0 starts a segment whatever its

@@ -45,6 +45,7 @@
 #include <cstdint>
 
 #include "tally/core/operators.hpp"  // absorbs_prefix
+#include "tally/device/detail/thresholds.cuh"
 #include "tally/device/single_pass/tile_pipeline.cuh"
 #include "tally/device/single_pass/tile_state.cuh"
 #include "tally/warp/warp_scan.cuh"
@@ -286,7 +287,8 @@ struct basic_protocol {
 };
 
 // The defaults, chosen by measurement (docs/perf-notes.md).
-using protocol = basic_protocol<1, 4, delays<1200, 600>>;
+using protocol_delays = delays<thresholds.lookback_initial_delay_ns, thresholds.lookback_poll_delay_ns>;
+using protocol = basic_protocol<1, 4, protocol_delays, thresholds.lookback_eager_tiles>;
 // The same for the pipelined kernel (single_pass/pipelined.cuh), with half the held windows of
 // wide values (at most 256 tiles and 2 KiB: 256 doubles, 128 16-byte values): its 9-row
 // tiles leave room for 3 blocks a SM only with these. Its deterministic double scan at
@@ -294,7 +296,8 @@ using protocol = basic_protocol<1, 4, delays<1200, 600>>;
 // 82.7% with 9 rows and 4 KiB (2 blocks a SM; docs/perf-notes.md, session 44). The bits
 // are the same whatever the held windows: the fold is strictly left to right either way
 // (the banner).
-using pipelined_protocol = basic_protocol<1, 4, delays<1200, 600>, 1024, 256, 2048>;
+using pipelined_protocol =
+    basic_protocol<1, 4, protocol_delays, thresholds.lookback_eager_tiles, 256, 2048>;
 
 // The strategy as dispatch.cuh sees it.
 struct strategy {

@@ -31,8 +31,8 @@
 
 #include "tally/block/warp_scans.cuh"
 #include "tally/device/detail/cuda_check.cuh"
-#include "tally/device/single_pass/tile_pipeline.cuh"  // acc_pointers, aligned_16
 #include "tally/device/detail/storage.cuh"           // seed_value
+#include "tally/device/single_pass/tile_pipeline.cuh"  // acc_pointers, aligned_16
 
 namespace tally::detail::one_block {
 

@@ -102,10 +102,13 @@
 
 #include "tally/core/operators.hpp"  // absorbs_prefix
 #include "tally/core/options.hpp"
+#include "tally/device/arch/bulk_copy.cuh"
+#include "tally/device/arch/mbarrier.cuh"
 #include "tally/device/detail/cuda_check.cuh"
 #include "tally/device/detail/occupancy.cuh"
-#include "tally/device/single_pass/tile_pipeline.cuh"
 #include "tally/device/detail/storage.cuh"
+#include "tally/device/detail/thresholds.cuh"
+#include "tally/device/single_pass/tile_pipeline.cuh"
 #include "tally/device/single_pass/tile_state.cuh"
 #include "tally/warp/warp_scan.cuh"
 
@@ -199,7 +202,7 @@ constexpr std::size_t ring_bytes() {
 // against 67.5% (deterministic 65% against 57%), int64 70-73% against 69-70%. So from 32
 // MiB. (The chained scan switches at the same size, so that the deterministic look-back
 // keeps giving its bits: both kernels fold the same tiles.)
-inline constexpr std::int64_t min_bytes = std::int64_t{1} << 25;
+inline constexpr std::int64_t min_bytes = thresholds.pipelined_min_bytes;
 
 // The values this kernel stages: 4 and 8 bytes (four or two a 16-byte vector), and 16
 // bytes (one a vector; since session 52: at 128 MiB-1 GiB of 16-byte column pairs
@@ -221,7 +224,7 @@ inline constexpr bool stages_v =
 // 3.0x, 48 bytes 2.30x against 4.4x), at 1 MiB slower for 12-28 and 48 bytes (session 56).
 template <class Acc>
 inline constexpr std::int64_t min_bytes_for =
-    sizeof(Acc) == 16 || wide_v<Acc> ? std::int64_t{1} << 22 : min_bytes;
+    sizeof(Acc) == 16 || wide_v<Acc> ? thresholds.pipelined_wide_min_bytes : min_bytes;
 
 // Both pointers to Acc itself, of a type this kernel stages.
 template <class Acc, class In, class Out>
@@ -247,66 +250,18 @@ bool takes(In in, Out out, std::int64_t n) {
   }
 }
 
-// ---- mbarriers and bulk copies (PTX, sm_90) ---------------------------------------------------
-TALLY_DEVICE TALLY_FORCEINLINE unsigned shared_address(const void* p) {
-  return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-// An mbarrier whose phase completes after `count` arrivals (and, with expect_tx, the
-// expected bytes of bulk copies).
-TALLY_DEVICE TALLY_FORCEINLINE void mbarrier_init(unsigned long long* bar, unsigned count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(shared_address(bar)), "r"(count)
-               : "memory");
-}
-TALLY_DEVICE TALLY_FORCEINLINE void mbarrier_arrive(unsigned long long* bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(shared_address(bar)) : "memory");
-}
-// Expect `bytes` more from bulk copies before the phase completes (no arrival: the thread
-// arrives after it, mbarrier_arrive).
-TALLY_DEVICE TALLY_FORCEINLINE void mbarrier_expect(unsigned long long* bar, unsigned bytes) {
-  asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;" ::"r"(shared_address(bar)),
-               "r"(bytes)
-               : "memory");
-}
-// Whether the phase of parity `parity` has completed (no waiting).
-TALLY_DEVICE TALLY_FORCEINLINE bool mbarrier_test(unsigned long long* bar, unsigned parity) {
-  unsigned done;
-  asm volatile(
-      "{\n"
-      ".reg .pred done;\n"
-      "mbarrier.test_wait.parity.shared::cta.b64 done, [%1], %2;\n"
-      "selp.u32 %0, 1, 0, done;\n"
-      "}"
-      : "=r"(done)
-      : "r"(shared_address(bar)), "r"(parity)
-      : "memory");
-  return done != 0;
-}
-// Wait until the phase of parity `parity` has completed.
-TALLY_DEVICE TALLY_FORCEINLINE void mbarrier_wait(unsigned long long* bar, unsigned parity) {
-  asm volatile(
-      "{\n"
-      ".reg .pred done;\n"
-      "WAIT_%=:\n"
-      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-      "@!done bra WAIT_%=;\n"
-      "}" ::"r"(shared_address(bar)),
-      "r"(parity)
-      : "memory");
-}
-// One bulk copy global -> shared of `bytes` (a multiple of 16, both addresses 16-byte
-// aligned), completing on `bar`.
-TALLY_DEVICE TALLY_FORCEINLINE void bulk_copy(void* to, const void* from, unsigned bytes,
-                                              unsigned long long* bar) {
-  asm volatile(
-      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-          shared_address(to)),
-      "l"(from), "r"(bytes), "r"(shared_address(bar))
-      : "memory");
-}
+// ---- mbarriers and bulk copies (device/arch) ------------------------------------------------
+using arch::bulk_copy;
+using arch::mbarrier_arrive;
+using arch::mbarrier_expect;
+using arch::mbarrier_init;
+using arch::mbarrier_test;
+using arch::mbarrier_wait;
+using arch::shared_address;
 // The compute warps' own barrier (the producer warp takes no part in it).
 template <int ComputeThreads>
 TALLY_DEVICE TALLY_FORCEINLINE void compute_barrier() {
-  asm volatile("bar.sync 1, %0;" ::"n"(ComputeThreads) : "memory");
+  arch::named_barrier_sync<1, ComputeThreads>();
 }
 
 // ---- the write-back scan of a staged tile -----------------------------------------------------
@@ -543,7 +498,8 @@ struct plain_tiles
   // cycles (2.5 us at 1.98 GHz) was the best of 3500-8000 at 2^28 (docs/perf-notes.md,
   // session 49): 0.3-0.9 points of the copy over none for int32, float, int64 and double,
   // inclusive and exclusive; at 8000 (the next tile's landing, about) nothing.
-  static constexpr long long lookback_deadline_cycles = Rows >= 8 ? 5000 : 0;
+  static constexpr long long lookback_deadline_cycles =
+      Rows >= 8 ? thresholds.lookback_deadline_cycles : 0;
   struct carry {};
 
   using values = values_program<Exclusive, Acc, Op, stage_bytes>;  // (the base class)
@@ -663,7 +619,7 @@ struct wide_tiles : values_program<Exclusive, Acc, Op, wide_stage_bytes<Acc, Com
   // read each other's loads in scan, after the kernel's barrier
   static constexpr bool partial_barrier = true;
   // as plain_tiles' 9 rows: the tiles are as long (24-36 KiB)
-  static constexpr long long lookback_deadline_cycles = 5000;
+  static constexpr long long lookback_deadline_cycles = thresholds.lookback_deadline_cycles;
   struct carry {
     Acc lanes_before;  // the reduction of the warp's lanes before this one (lane 0: not a value)
   };
@@ -780,7 +736,7 @@ TALLY_DEVICE TALLY_FORCEINLINE void init_ring_barriers(unsigned long long* full,
     mbarrier_init(&prefixed[s], handover_arrivals);
   }
   // the initialised barriers are visible to the other threads (and the copy engine)
-  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  arch::fence_mbarrier_init();
 }
 
 // The producer of a persistent block, one lane. The block's k-th tile (k = 0, 1, ...)
@@ -971,7 +927,7 @@ __global__ void __launch_bounds__(Tiles::tune.kernel_threads(), 3)
     // This thread is done with the stage. It wrote it through the generic proxy (the
     // write-back scan), the next bulk copy writes it through the async proxy: the proxy
     // fence, by the writing thread before the release (the arrival), orders the two.
-    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    arch::fence_proxy_async_shared();
     mbarrier_arrive(&empty[s]);
   };
 

@@ -47,9 +47,9 @@
 #include <cuda_runtime.h>
 
 #include "tally/block/block_reduce.cuh"
-#include "tally/device/multi_pass/chunked_reduction.cuh"
 #include "tally/device/detail/dependent_launch.cuh"
 #include "tally/device/detail/reduce_common.cuh"
+#include "tally/device/multi_pass/chunked_reduction.cuh"
 #include "tally/device/single_pass/tile_state.cuh"
 
 namespace tally::detail::reduction::single_pass {

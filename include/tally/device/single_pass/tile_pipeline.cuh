@@ -48,10 +48,12 @@
 #include "tally/block/detail/scan_interface.cuh"
 #include "tally/core/error.hpp"
 #include "tally/core/options.hpp"
+#include "tally/device/arch/bulk_copy.cuh"
 #include "tally/device/detail/cuda_check.cuh"
 #include "tally/device/detail/dependent_launch.cuh"
 #include "tally/device/detail/occupancy.cuh"
 #include "tally/device/detail/storage.cuh"
+#include "tally/device/detail/thresholds.cuh"
 #include "tally/device/single_pass/tile_state.cuh"
 #include "tally/warp/warp_scan.cuh"
 
@@ -295,8 +297,7 @@ inline constexpr int min_blocks_per_sm =
 
 template <class Acc, int Vec>
 TALLY_DEVICE TALLY_FORCEINLINE void copy_async_16(vector_of<Acc, Vec>* to, const Acc* from) {
-  const auto shared = static_cast<unsigned>(__cvta_generic_to_shared(to));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(shared), "l"(from) : "memory");
+  arch::copy_async_16(to, from);
 }
 
 // The index in the staged tile of lane `lane`'s vector in row r of warp `warp`.
@@ -315,7 +316,7 @@ TALLY_DEVICE TALLY_FORCEINLINE void stage_tile(vector_of<Acc, L::vec>* tile, con
       const int v = staged_index<L>(warp, lane, r);
       copy_async_16(&tile[v], in + base + static_cast<std::int64_t>(v) * L::vec);
     }
-    asm volatile("cp.async.wait_all;" ::: "memory");  // this lane's copies have landed
+    arch::wait_async_copies();  // this lane's copies have landed
     return;
   }
 #pragma unroll
@@ -470,7 +471,7 @@ template <class Acc>
 constexpr single_pass_tuning small_single_pass_tuning() {
   return sizeof(Acc) == 4 ? single_pass_tuning{256, 2, 4} : single_pass_tuning{256, 2, 2};
 }
-inline constexpr std::int64_t small_path_max_tiles = 64;
+inline constexpr std::int64_t small_path_max_tiles = thresholds.small_path_max_tiles;
 
 // ---- the kernel ----------------------------------------------------------------------------
 // Protocol (chained or decoupled look-back) provides, for warp 0 (all 32 lanes) of a tile

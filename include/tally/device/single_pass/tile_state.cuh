@@ -80,6 +80,7 @@
 
 #include "tally/core/macros.hpp"
 #include "tally/core/segmented.hpp"  // flagged (the pairs' format)
+#include "tally/device/arch/memory_order.cuh"
 #include "tally/device/detail/cuda_check.cuh"
 #include "tally/device/detail/storage.cuh"
 
@@ -103,34 +104,13 @@ TALLY_HOST_DEVICE constexpr bool is_clearing_epoch(unsigned epoch) {
   return (epoch & clearing_period_mask) == clearing_period_mask;
 }
 
-// ---- relaxed / acquire / release accesses at device (gpu) scope -------------------------
-// `relaxed` (not `weak`): the compiler may neither cache nor split these accesses, and a
-// spinning reader eventually sees the writer's store. No ordering is implied; where
-// ordering is needed (the > 8-byte format) release/acquire say so.
-TALLY_DEVICE TALLY_FORCEINLINE unsigned long long load_relaxed(const unsigned long long* p) {
-  unsigned long long v;
-  asm volatile("ld.relaxed.gpu.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-  return v;
-}
-TALLY_DEVICE TALLY_FORCEINLINE void store_relaxed(unsigned long long* p, unsigned long long v) {
-  asm volatile("st.relaxed.gpu.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
-TALLY_DEVICE TALLY_FORCEINLINE void load_relaxed_16(const unsigned long long* p,
-                                                    unsigned long long& lo, unsigned long long& hi) {
-  asm volatile("ld.relaxed.gpu.v2.u64 {%0, %1}, [%2];" : "=l"(lo), "=l"(hi) : "l"(p) : "memory");
-}
-TALLY_DEVICE TALLY_FORCEINLINE void store_relaxed_16(unsigned long long* p, unsigned long long lo,
-                                                     unsigned long long hi) {
-  asm volatile("st.relaxed.gpu.v2.u64 [%0], {%1, %2};" ::"l"(p), "l"(lo), "l"(hi) : "memory");
-}
-TALLY_DEVICE TALLY_FORCEINLINE unsigned load_acquire(const unsigned* p) {
-  unsigned v;
-  asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-  return v;
-}
-TALLY_DEVICE TALLY_FORCEINLINE void store_release(unsigned* p, unsigned v) {
-  asm volatile("st.release.gpu.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
+// ---- relaxed / acquire / release accesses at device (gpu) scope (device/arch) ----------
+using arch::load_acquire;
+using arch::load_relaxed;
+using arch::load_relaxed_16;
+using arch::store_relaxed;
+using arch::store_relaxed_16;
+using arch::store_release;
 
 // ---- tickets ---------------------------------------------------------------------------
 struct ticket {
@@ -402,12 +382,7 @@ struct tile_descriptors<T, S, 32> {
     }
     return s;
   }
-  TALLY_DEVICE void clear(std::int64_t tile) const { store_relaxed_32(tags + tile); }
-
- private:
-  TALLY_DEVICE static void store_relaxed_32(unsigned* p) {
-    asm volatile("st.relaxed.gpu.u32 [%0], %1;" ::"l"(p), "r"(0u) : "memory");
-  }
+  TALLY_DEVICE void clear(std::int64_t tile) const { arch::store_relaxed_32(tags + tile, 0u); }
 };
 
 // The bytes of a state for `capacity` tiles: the ticket header (padded to the storage
