@@ -4,6 +4,7 @@
 // Method (DESIGN.md): CUDA events around each call, a warm-up call first, the median of
 // >= 20 samples; sizes 2^10 .. 2^28 elements (2^27 for 8-byte types: the same 1 GiB per
 // buffer), far beyond the L2 cache (50 to 60 MB on an H100/H200) at the large sizes.
+#include <chrono>
 #include <cstdio>
 #include <sstream>
 #include <tally/tally.cuh>
@@ -158,6 +159,13 @@ void run_gpu_bench(const bench_config& config, report& out) {
                 (runtime_version % 1000) / 10, driver_version / 1000, (driver_version % 1000) / 10);
   out.note(line);
   out.note(tally_tuning_line());
+  {
+    std::string thresholds = "tally plan thresholds (device/detail/thresholds.cuh):";
+    tally::detail::for_each_threshold([&](const char* name, long long value) {
+      thresholds += " " + std::string(name) + "=" + std::to_string(value);
+    });
+    out.note(thresholds);
+  }
   out.set_peers(prop.name, peer_names{"cub::", "", "", 53});
 
   event_timer timer;
@@ -179,6 +187,19 @@ void run_gpu_bench(const bench_config& config, report& out) {
                   "written, median of %d)",
                   2.0 * double(bytes) / t.median_s / 1e9, format_bytes(double(bytes)).c_str(),
                   t.reps);
+    out.note(line);
+
+    // What the device-pointer check of every call (device/detail/pointer_check.cuh: one
+    // cudaPointerGetAttributes a pointer) costs the host.
+    constexpr int checks = 100000;
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < checks; ++i) {
+      tally::detail::check_device_pointer("tally-bench", "in", static_cast<const int*>(a.data()), 1);
+    }
+    const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() -
+                                                                start).count() / checks;
+    std::snprintf(line, sizeof line, "pointer check: %.3f us a pointer (host, mean of %d)", us,
+                  checks);
     out.note(line);
   }
 

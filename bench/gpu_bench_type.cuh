@@ -275,6 +275,9 @@ class gpu_type_bench {
                        return tally::textbook::inclusive_scan_storage_bytes<const T*, TallyOp>(n, o);
                      },
                      [=, this](const tally::options& o) {
+                       return plan_of<tally::inclusive_accumulator_t<TallyOp, T>>(n, o);
+                     },
+                     [=, this](const tally::options& o) {
                        if (production(o)) {
                          tally::inclusive_scan(in(), out(), n, tally_op, o);
                        } else {
@@ -328,6 +331,9 @@ class gpu_type_bench {
                      [=, this](const tally::options& o) {
                        if (production(o)) return tally::exclusive_scan_storage_bytes<const T*, T, TallyOp>(n, o);
                        return tally::textbook::exclusive_scan_storage_bytes<const T*, T, TallyOp>(n, o);
+                     },
+                     [=, this](const tally::options& o) {
+                       return plan_of<tally::exclusive_accumulator_t<TallyOp, T, T>>(n, o);
                      },
                      [=, this](const tally::options& o) {
                        if (production(o)) {
@@ -424,10 +430,10 @@ class gpu_type_bench {
 
   // `automatic` (with caller storage, then with its own stream-ordered allocation) and
   // every strategy x block pair of the lists at the top of this file.
-  template <class Query, class Call>
+  template <class Query, class Plan, class Call>
   void run_tally_rows(operation what, const std::string& op_name,
                       const std::function<std::vector<double>()>& read,
-                      const checkpoints& reference, Query query, Call call) {
+                      const checkpoints& reference, Query query, Plan plan, Call call) {
     auto run_one = [&](const std::string& impl, const std::string& strategy_name,
                        tally::scan_strategy strategy, tally::block_scan block,
                        bool caller_storage, bool deterministic = false) {
@@ -449,6 +455,8 @@ class gpu_type_bench {
                   "skipped " + strategy_name + "/" + tally_block_name(block));
         return;
       }
+      // the production call's plan (device/detail/dispatch.cuh, scan_plan_for)
+      if (production(o)) note += std::string(note.empty() ? "" : "; ") + "plan " + plan(o);
       measure_row(what, op_name, impl,
                   [=](cudaStream_t s) {
                     tally::options with_stream = o;
@@ -476,6 +484,14 @@ class gpu_type_bench {
                 !single_pass);
       }
     }
+  }
+
+  // The plan tally::inclusive_scan / exclusive_scan takes for n values of T under o.
+  template <class Acc>
+  std::string plan_of(std::int64_t n, const tally::options& o) {
+    return tally::detail::scan_plan_name(
+        tally::detail::scan_plan_for<tally::detail::decoupled_lookback::strategy, Acc>(
+            "tally-bench", in(), out(), n, o));
   }
 
   // The pairs tally::inclusive_scan runs (its production plans); tally::textbook runs the rest.

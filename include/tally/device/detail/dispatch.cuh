@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <utility>
 
 #include <cuda_runtime.h>
@@ -57,12 +58,61 @@ inline const char* scan_plan_name(scan_plan p) {
   return "?";
 }
 
+// A plan forced on this thread's scans, for tests that run their contract on every plan
+// (tests/gpu/scan_contract.cuh); nullopt (the default): the chooser decides. A forced plan
+// is taken only where it can run (scan_plan_runs); elsewhere the chooser decides as
+// without it.
+inline std::optional<scan_plan>& forced_scan_plan() {
+  thread_local std::optional<scan_plan> plan;
+  return plan;
+}
+
+// Whether `plan` can run the call (correctness, not speed): the vectorised plans need
+// 16-byte aligned pointers to the accumulator type, the one-block scan at most its items,
+// the small tiles at most small_path_max_tiles of them, and the chained scan (by_block
+// false) runs its tiles by ticket only.
+template <class Strategy, class Acc, class In, class Out>
+bool scan_plan_runs(scan_plan plan, In in, Out out, std::int64_t n) {
+  switch (plan) {
+    case scan_plan::one_block:
+      if constexpr (Strategy::by_block && single_pass::acc_pointers<Acc, In, Out>()) {
+        return one_block::takes<Acc>(in, out, n);
+      }
+      return false;
+    case scan_plan::small_tiles:
+      // (beyond this many small tiles the storage query's answer would not cover them)
+      if constexpr (Strategy::by_block && single_pass::acc_pointers<Acc, In, Out>()) {
+        return single_pass::aligned_16(in) && single_pass::aligned_16(out) &&
+               n <= single_pass::small_path_max_tiles *
+                        single_pass::small_single_pass_tuning<Acc>().tile_items();
+      }
+      return false;
+    case scan_plan::tiles_by_block:
+      if constexpr (Strategy::by_block && single_pass::acc_pointers<Acc, In, Out>()) {
+        return single_pass::aligned_16(in) && single_pass::aligned_16(out);
+      }
+      return false;
+    case scan_plan::pipelined:
+      if constexpr (pipelined::acc_pointers<Acc, In, Out>()) {
+        return single_pass::aligned_16(in) && single_pass::aligned_16(out);
+      }
+      return false;
+    case scan_plan::tiles_by_ticket: return true;
+  }
+  (void)in, (void)out, (void)n;
+  return false;
+}
+
 // THE plan chooser of the single-pass scans, from n, the accumulator, the pointers'
 // types and alignment, the device and the options (the thresholds: docs/performance.md,
 // "Plans and thresholds"). Strategy::by_block is false for the chained scan, which stays
 // the textbook algorithm (tiles by ticket) at every size.
 template <class Strategy, class Acc, class In, class Out>
 scan_plan scan_plan_for(const char* function, In in, Out out, std::int64_t n, const options& o) {
+  if (const std::optional<scan_plan> forced = forced_scan_plan();
+      forced && scan_plan_runs<Strategy, Acc>(*forced, in, out, n)) {
+    return *forced;
+  }
   if constexpr (Strategy::by_block && single_pass::acc_pointers<Acc, In, Out>()) {
     if (one_block::takes<Acc>(in, out, n)) return scan_plan::one_block;
     if (single_pass::small_path_takes<Acc>(in, out, n, o, function)) return scan_plan::small_tiles;
