@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -134,6 +135,20 @@ inline std::vector<std::size_t> test_sizes(std::size_t max) {
   for (int i = 0; i < 6; ++i) sizes.push_back(dist(rng));
   sizes.push_back(max);
   return sizes;
+}
+
+// The message of the std::invalid_argument that `f` throws ("<no exception>" or
+// "<other exception: ...>" otherwise), for tests of argument errors.
+template <class F>
+std::string invalid_argument_message(F&& f) {
+  try {
+    f();
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    return std::string("<other exception: ") + e.what() + ">";
+  }
+  return "<no exception>";
 }
 
 // Characters print as numbers.

@@ -15,6 +15,7 @@ namespace {
 
 using tally::test::affine;
 using tally::test::compose;
+using tally::test::invalid_argument_message;
 
 // The identity of each operator leaves random values unchanged from either side.
 template <class Op, class T>
@@ -91,17 +92,6 @@ TEST(Errors, ErrorCarriesCode) {
   EXPECT_NE(std::string(base.what()).find("inclusive_scan"), std::string::npos);
 }
 
-// The message of an std::invalid_argument thrown by `f`.
-template <class F>
-std::string invalid_argument_message(F f) {
-  try {
-    f();
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no std::invalid_argument thrown";
-  return {};
-}
 
 TEST(Errors, ChecksNameFunctionAndArgument) {
   const std::string m1 = invalid_argument_message([] { tally::detail::check_count("reduce", -1); });

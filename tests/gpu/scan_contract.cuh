@@ -123,13 +123,7 @@ std::vector<T> inputs(std::size_t n, std::uint64_t salt) {
   if constexpr (std::is_arithmetic_v<T>) {
     return random_vector<T, Op>(n, salt);
   } else {
-    auto g = rng(salt);
-    std::vector<T> v(n);
-    for (auto& x : v) {
-      auto* p = reinterpret_cast<unsigned char*>(&x);
-      for (std::size_t i = 0; i < sizeof(T); ++i) p[i] = static_cast<unsigned char>(g() | 1u);
-    }
-    return v;
+    return bytes_random<T>(n, salt);
   }
 }
 

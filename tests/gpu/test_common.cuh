@@ -21,8 +21,11 @@
 #include <vector>
 
 #include "tally/tally.cuh"
+#include "test_support.hpp"
 
 namespace tally_test {
+
+using tally::test::invalid_argument_message;
 
 // ---- environment -----------------------------------------------------------------------
 
@@ -140,6 +143,19 @@ std::vector<T> random_vector(std::size_t n, std::uint64_t salt) {
   auto g = rng(salt);
   std::vector<T> v(n);
   for (auto& x : v) x = random_value<T, Op>(g);
+  return v;
+}
+
+// n values of a trivially copyable T with every byte random and odd (never zero): inputs
+// for struct types under operators that are exact on any bits (affine maps, matrices).
+template <class T>
+std::vector<T> bytes_random(std::size_t n, std::uint64_t salt) {
+  auto g = rng(salt);
+  std::vector<T> v(n);
+  for (auto& x : v) {
+    unsigned char* p = reinterpret_cast<unsigned char*>(&x);
+    for (std::size_t i = 0; i < sizeof(T); ++i) p[i] = static_cast<unsigned char>(g() | 1u);
+  }
   return v;
 }
 

@@ -35,19 +35,6 @@ bool production(scan_strategy s, block_scan b) {
          (b == block_scan::automatic || b == block_scan::warp_scans);
 }
 
-// Bad arguments: std::invalid_argument naming the function and the argument.
-template <class F>
-std::string invalid_argument_message(F f) {
-  try {
-    f();
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  } catch (...) {
-    return "<other exception>";
-  }
-  return "<no exception>";
-}
-
 // Every strategy x block through the public functions (int32 plus).
 TEST(DeviceApi, EveryStrategyAndBlock) {
   const std::int64_t max_n = quick() ? 70000 : 300000;

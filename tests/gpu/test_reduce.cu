@@ -190,15 +190,6 @@ TEST(Reduce, MoreThan2To32Elements) {
 }
 
 // ---- non-commutative operators -----------------------------------------------------------
-template <class T>
-T random_element(std::mt19937_64& g) {
-  if constexpr (std::is_same_v<T, affine>) {
-    return affine{static_cast<std::uint32_t>(g()) | 1u, static_cast<std::uint32_t>(g())};
-  } else {
-    return random_value<mat2, mat2_product>(g);
-  }
-}
-
 template <class T, class Op>
 void check_noncommutative(std::int64_t max_n) {
   const auto sz = reduce_sizes<T>(max_n);
@@ -377,18 +368,6 @@ TEST(Reduce, EmptyReturnsInit) {
 }
 
 // ---- bad arguments -------------------------------------------------------------------------
-template <class F>
-std::string invalid_argument_message(F f) {
-  try {
-    f();
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  } catch (...) {
-    return "another exception";
-  }
-  return "no exception";
-}
-
 TEST(Reduce, BadArguments) {
   device_buffer<std::int32_t> in(10);
   device_buffer<std::int32_t> out(1);

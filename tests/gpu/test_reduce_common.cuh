@@ -28,6 +28,16 @@ namespace tally_reduce_test {
 using namespace tally_test;
 using tally::reduction::algorithm;
 
+// Random non-commutative elements: affine maps with odd slopes, 2x2 matrices.
+template <class T>
+T random_element(std::mt19937_64& g) {
+  if constexpr (std::is_same_v<T, tally::test::affine>) {
+    return tally::test::affine{static_cast<std::uint32_t>(g()) | 1u, static_cast<std::uint32_t>(g())};
+  } else {
+    return random_value<mat2, mat2_product>(g);
+  }
+}
+
 template <class T>
 std::vector<T> exact_input(std::size_t n, std::uint64_t salt, bool is_max) {
   auto g = rng(salt);

@@ -16,15 +16,6 @@ using tally::test::compose;
 const algorithm in_order[] = {algorithm::tree, algorithm::block, algorithm::chunked,
                               algorithm::chunked_consecutive, algorithm::single_pass};
 
-template <class T>
-T random_element(std::mt19937_64& g) {
-  if constexpr (std::is_same_v<T, affine>) {
-    return affine{static_cast<std::uint32_t>(g()) | 1u, static_cast<std::uint32_t>(g())};
-  } else {
-    return random_value<mat2, mat2_product>(g);
-  }
-}
-
 template <class T, class Op>
 void check_operator(algorithm a, const std::vector<std::int64_t>& sz, std::uint64_t salt) {
   auto g = rng(salt);

@@ -1244,18 +1244,6 @@ TEST(SegmentedOptions, ExclusiveAccumulatesInInitType) {
 
 // ---- argument errors ---------------------------------------------------------------------------
 
-template <class F>
-std::string invalid_argument_message(F&& f) {
-  try {
-    f();
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    return std::string("<other exception: ") + e.what() + ">";
-  }
-  return "<no exception>";
-}
-
 // `f` throws std::invalid_argument naming `function` and (quoted, as 'argument') `argument`.
 template <class F>
 void expect_invalid(F&& f, const std::string& function, const std::string& argument, bool quoted = true) {

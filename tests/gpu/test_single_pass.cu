@@ -65,16 +65,6 @@ std::vector<T> host_scan(const std::vector<T>& in, bool exclusive, const T& init
   return out;
 }
 
-template <class T>
-std::vector<T> bytes_random(std::size_t n, std::uint64_t salt) {
-  auto g = rng(salt);
-  std::vector<T> v(n);
-  for (auto& x : v) {
-    unsigned char* p = reinterpret_cast<unsigned char*>(&x);
-    for (std::size_t i = 0; i < sizeof(T); ++i) p[i] = static_cast<unsigned char>(g() | 1u);
-  }
-  return v;
-}
 
 // ---- test types of every descriptor format ----------------------------------------------
 // 8 bytes, not arithmetic: affine maps x -> a x + b under composition (16-byte descriptor,
