@@ -1,5 +1,5 @@
 // bench/lookback_tuning.cu -- tally-lookback-tuning: the measurements behind the
-// single-pass tuning (docs/perf-notes.md). For int32 and double sums it times variants
+// single-pass tuning (docs/performance.md). For int32 and double sums it times variants
 // of the decoupled look-back kernel (tile shape, look-back window, polls before sleeping,
 // deterministic mode) and the chained scan, beside a device-to-device copy of the same
 // bytes and CUB's InclusiveSum, in one process: CUDA events, warm-up, median of 15.

@@ -330,8 +330,8 @@ TEST(SegmentedPipelined, KeysNonCommutative8Byte) { check_keys<affine32, std::in
 // the rows scan gives it (mode_rows), the deterministic look-back's too where the values
 // are not exact (its held windows take 4 KiB of static shared memory, and its tiles one
 // row less where they need it). One byte more a stage than the rule allows, and a kernel
-// falls to 2 blocks an SM and runs 5-7 points of the copy slower (docs/perf-notes.md,
-// sessions 16 and 44).
+// falls to 2 blocks an SM and runs 5-7 points of the copy slower (docs/performance.md,
+// "Plans and thresholds").
 template <class Kernel>
 void blocks_an_sm(Kernel kernel, int threads, int dynamic_bytes, int& blocks) {
   TALLY_TEST_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, dynamic_bytes));
