@@ -48,13 +48,14 @@
 // first such reduce on the device, a cudaMalloc with the calling thread's capture mode
 // relaxed for it, so it may also be inside a stream capture: reduce_common.cuh); other
 // reduces use the tile state tally keeps per (device, stream) for the single-pass scans
-// (device/single_pass/tile_state.cuh), or, while the stream is being captured, a stream-ordered
-// allocation of the call zeroed by a memset (a graph may be replayed on any stream). With
-// options.storage.data != nullptr nothing is allocated on the device: the finish word or
-// tile state lives in the caller's storage, zeroed by a cudaMemsetAsync on options.stream
-// before the launch (8 bytes for the word; the state's size otherwise), so the storage may
-// hold anything. This is the form to capture in a CUDA graph (reduce_into; reduce waits on
-// the host). Too small storage throws std::invalid_argument naming reduce_storage_bytes.
+// (device/single_pass/tile_state.cuh), or, while the stream is being captured, a
+// stream-ordered allocation of the call zeroed by a clear kernel (a graph may be replayed
+// on any stream). With options.storage.data != nullptr nothing is allocated on the
+// device: the finish word or tile state lives in the caller's storage, zeroed on
+// options.stream by a clear kernel whose launch overlaps the reduce's
+// (dependent_launch.cuh; 8 bytes for the word, the state's size otherwise), so the
+// storage may hold anything. This is the form to capture in a CUDA graph (reduce_into;
+// reduce waits on the host). Too small storage throws std::invalid_argument naming reduce_storage_bytes.
 // reduce (returning a value) has its kernel write the result into a slot of pinned host
 // memory that tally keeps per host thread and accumulator type (reduce_common.cuh,
 // host_result_slot: a cudaHostAlloc by the thread's first reduce of that type, with or
@@ -73,7 +74,7 @@
 // wait and thrown as tally::error.
 //
 // The course's reductions, for teaching and measurement (each in its own header in
-// device/detail/, documented there and in docs/algorithms.md), all asynchronous and
+// device/multi_pass/, documented there and in docs/algorithms.md), all asynchronous and
 // writing to *out like reduce_into:
 //   tally::reduction::tree(in, n, out, init, op, options)      one launch per level, one
 //                                                               thread per pair

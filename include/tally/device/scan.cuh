@@ -12,23 +12,24 @@
 //       decay(op(init, x)); the results are converted to out's element type on store.
 //   Asynchronous on options.stream. No device-wide synchronisation.
 //
-// Storage and launches:
-//   decoupled_lookback, chained (and automatic): ONE kernel launch per call and no
-//     allocation in the steady state. Up to one tile (4096 4-byte or 2048 8-byte values)
-//     no state at all. Beyond, the tile descriptors live in a buffer tally keeps per
-//     (device, stream) and reuses from call to call without a reset (epoch tags,
-//     device/single_pass/tile_state.cuh); the first call on a stream, and a call with more
-//     tiles than any before on it, grows it (stream-ordered allocation + memset).
-//     With options.storage.data != nullptr the descriptors live in the caller's storage
-//     instead (no allocation: graph capture friendly), cleared by the kernel itself
-//     where it runs its tiles by block (a grid-wide barrier: still one launch), else
-//     zeroed by a cudaMemsetAsync before it (two operations). While the stream is being
-//     captured into a graph without caller storage, the call allocates its own
-//     descriptors, stream-ordered, as the multi-pass strategies do.
-//   reduce_then_scan, scan_then_propagate: two or three launches per level; without
-//     options.storage the call allocates stream-ordered from a memory pool of tally's
-//     own (cudaMallocFromPoolAsync; detail/storage.cuh says why) and frees with
-//     cudaFreeAsync on options.stream; with caller storage, no allocation at all.
+// The plan: the decoupled look-back (Merrill & Garland 2016) on warp-shuffle tile scans,
+//   in one of five plans chosen in one place (device/detail/dispatch.cuh) from n, the
+//   accumulator size, the pointers' alignment and the options: the one-block scan, the
+//   small tiles by block, the pipelined kernel (large 16-byte aligned inputs), the tiles
+//   by block, the tiles by ticket (docs/performance.md, "Plans and thresholds").
+//
+// Storage and launches: ONE kernel launch per call and no allocation in the steady state.
+//   The one-block scan (up to 4096 4-byte or 2048 8-byte values) needs no state at all.
+//   Beyond, the tile descriptors live in a buffer tally keeps per (device, stream) and
+//   reuses from call to call without a reset (epoch tags,
+//   device/single_pass/tile_state.cuh); the first call on a stream, and a call with more
+//   tiles than any earlier one on it, grows it (stream-ordered allocation + memset).
+//   With options.storage.data != nullptr the descriptors live in the caller's storage
+//   instead (no allocation: graph capture friendly), cleared by the kernel itself where
+//   it runs its tiles by block (a grid-wide barrier: still one launch), else by a clear
+//   kernel whose launch overlaps the scan's (device/detail/dependent_launch.cuh). While
+//   the stream is being captured into a graph without caller storage, the call allocates
+//   its own descriptors, stream-ordered.
 // The caller-storage size comes from
 //   tally::inclusive_scan_storage_bytes<In, Op>(n, options)
 //   tally::exclusive_scan_storage_bytes<In, Init, Op>(n, options)
@@ -36,28 +37,23 @@
 // strategy and block; any alignment of the pointer is fine). 0 means none is needed;
 // too few bytes throws std::invalid_argument.
 //
-// options.strategy: automatic (= decoupled_lookback, measured fastest), decoupled_lookback,
-//   chained (single pass, tile by tile: slow, for teaching and comparison),
-//   reduce_then_scan, scan_then_propagate (writes `out` twice and reads it back: `out`
-//   must be readable and hold the accumulator exactly).
-// options.block: automatic (= warp_scans) or any block_scan value for the multi-pass
-//   strategies; the single-pass ones accept automatic and warp_scans only (their tile
-//   pipeline is single_pass/tile_pipeline.cuh). Exclusive multi-pass scans use the shifted load
-//   (PMPP) with every block algorithm but brent_kung and brent_kung_conflict_free, which
-//   use Blelloch's down-sweep (see device/multi_pass/block_algorithms.cuh).
+// options.strategy: automatic or decoupled_lookback (the same plans).
+// options.block: automatic or warp_scans (the same). Any other strategy or block value
+//   throws std::invalid_argument naming tally::textbook::inclusive_scan / exclusive_scan
+//   (device/textbook.cuh), which runs every strategy x block pair.
 // options.deterministic: floating-point results identical bit for bit from run to run.
-//   The multi-pass strategies and chained are deterministic anyway (fixed tiles and order
-//   of combination). decoupled_lookback's association depends on how far each tile
-//   looked back, which depends on timing: with deterministic = true it combines the
-//   look-back window strictly left to right, which gives every tile the same left fold
-//   of tile aggregates in every run (single_pass/decoupled_lookback.cuh; the cost is measured in
-//   docs/perf-notes.md). Integer results never depend on it.
+//   The look-back's association depends on how far each tile looked back, which depends
+//   on timing: with deterministic = true it combines the look-back window strictly left
+//   to right, which gives every tile the same left fold of tile aggregates in every run
+//   (single_pass/decoupled_lookback.cuh; the cost: docs/performance.md, "What each path
+//   earns"). Integer results never depend on it.
 // Single-pass accumulators must be trivially copyable (any size; up to 8 bytes the tile
 //   status and value share one word).
 //
-// Errors: n < 0, a null pointer with n > 0, too small storage, a block algorithm the
-// strategy does not use -> std::invalid_argument naming the function and argument; a
-// CUDA failure (an invalid stream included) -> tally::error.
+// Errors: n < 0, a null pointer with n > 0, host memory the device cannot read, too small
+// storage, a strategy or block algorithm other than those above -> std::invalid_argument
+// naming the function and argument; a CUDA failure (an invalid stream included) ->
+// tally::error.
 #pragma once
 
 #include <cstddef>

@@ -14,6 +14,16 @@
 //       (the faster multi-pass strategy) with any other block algorithm.
 //   options.block: the block algorithm of each tile (block/); the single-pass strategies
 //       take automatic and warp_scans only (their tiles are scanned with warp shuffles).
+//       Exclusive multi-pass scans use the shifted load (PMPP 11.1-11.2) with every block
+//       algorithm but brent_kung and brent_kung_conflict_free, which use Blelloch's
+//       down-sweep (device/multi_pass/block_algorithms.cuh).
+//   The multi-pass strategies take two or three launches per level; without
+//       options.storage they allocate stream-ordered from a memory pool of tally's own
+//       (cudaMallocFromPoolAsync; detail/storage.cuh says why) and free with cudaFreeAsync
+//       on options.stream; with caller storage, no allocation at all. scan_then_propagate
+//       writes `out` twice and reads it back: `out` must be readable and hold the
+//       accumulator exactly. Both are deterministic (fixed tiles and order of
+//       combination), as is chained.
 //
 // Cost: a call of these compiles every pair (the choice is made at run time), about 14
 // times the kernels of a tally::inclusive_scan call. Production code calls device/scan.cuh.

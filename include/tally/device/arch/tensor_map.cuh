@@ -2,14 +2,13 @@
 // memory by the tensor memory accelerator (TMA, sm_90): one instruction a tile, whatever
 // the array's row pitch.
 //
-// Why. A bulk copy (cp.async.bulk, single_pass/pipelined.cuh) moves one contiguous range. A
-// tile of R rows x 128 bytes cut out of rows wider than 128 bytes (the column tiles of a
-// batched scan along axis 0 with several column groups: (2^20, 32) int64 or (2^20, 64)
-// int32) is R ranges at a fixed pitch. Copied row by row (R bulk copies, or 16-byte
-// cp.async copies by many threads) they cost more than the tile kernel gained
-// (docs/perf-notes.md, "Version 9"). A tensor copy takes the whole box in one
-// instruction: the TMA unit walks the rows itself, reading the map that says where the
-// array lies, its sizes and its pitch.
+// Why. A bulk copy (cp.async.bulk, arch/bulk_copy.cuh) moves one contiguous range. A tile
+// of R rows x 128 bytes cut out of rows wider than 128 bytes (the column tiles of a batched
+// scan along axis 0 with several column groups) is R ranges at a fixed pitch; copied row by
+// row (R bulk copies, or 16-byte cp.async copies by many threads) they cost more than the
+// tile kernel gains (docs/performance.md, "What each path earns"). A tensor copy takes the
+// whole box in one instruction: the TMA unit walks the rows itself, reading the map that
+// says where the array lies, its sizes and its pitch.
 //
 //   row_tensor_map   the host side: the map of a (rows, columns) array of 4- or 8-byte
 //                    values with boxes of (box_rows, box_columns), encoded by the
@@ -19,7 +18,7 @@
 //                    point or refuses the shape, and the caller takes another kernel
 //   tensor_copy_2d   the device side: one box into shared memory, completing on an
 //                    mbarrier as a bulk copy does (the bytes announced with
-//                    pipelined::mbarrier_expect first)
+//                    arch::mbarrier_expect first)
 //
 // The map is a kernel parameter (`const __grid_constant__ CUtensorMap`): a copy in the
 // parameter space that the TMA unit reads through its generic address, valid for the

@@ -12,19 +12,17 @@
 // belong to the context they were allocated in: the reduce's finish-word rings (cudaMalloc)
 // and the pinned slot tally::reduce returns its value through (cudaHostAlloc).
 // cudaDeviceReset destroys the device's primary context with everything in it, and the
-// next runtime call makes a new one under the same handle; memory kept from before is then
-// freed, and its address may come back for somebody else's allocation. Measured on an
-// H200 with CUDA 13.0 (docs/api.md, "State kept between calls, and cudaDeviceReset"): before this
-// check, a reduce after a reset wrote into the freed ring and failed with an illegal
-// address, which poisons the new context too. So each such piece records the context it
-// was made in, and a call whose context is another one sets up its own.
-// What outlives a reset, measured the same way: memory pools and their allocations (the
-// scratch pool, and the per-stream tile states, which come from it), and a kernel's
-// dynamic shared-memory limit (the runtime sets it again in the new context); these need
-// no check.
+// next runtime call makes a new one under the same handle; memory kept from the old one is
+// then freed, and its address may come back for somebody else's allocation. A reduce that
+// wrote into such a ring would fail with an illegal address, which poisons the new context
+// too (docs/api.md, "State kept between calls, and cudaDeviceReset"). So each such piece
+// records the context it was made in, and a call whose context is another one sets up its
+// own. What outlives a reset: memory pools and their allocations (the scratch pool, and the
+// per-stream tile states, which come from it), and a kernel's dynamic shared-memory limit
+// (the runtime sets it again in the new context); these need no check.
 //
-// Each driver call costs about 11 ns (H200). tally calls them through the runtime's
-// driver entry points, so it links against the runtime only, as before.
+// tally calls the driver through the runtime's driver entry points, so it links against
+// the runtime only.
 #pragma once
 
 #include <cuda.h>

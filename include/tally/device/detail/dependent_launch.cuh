@@ -4,9 +4,8 @@
 // Why. A kernel whose state lives in caller storage (options.storage), which holds
 // anything, needs that state zeroed before it touches it. A cudaMemsetAsync does it, but
 // then the kernel behind it is launched only once the memset has finished, and the
-// launch's latency comes on top: 1-2 us, where a small scan or reduce takes 4-16 us
-// (docs/perf-notes.md, "The caller-storage form against CUB" and "The clear and the
-// kernel overlapped"). Here:
+// launch's latency comes on top, a large share of a small scan or reduce
+// (docs/performance.md, "What each path earns"). Here:
 //   - clear_kernel zeroes the state, and lets the next kernel launch at once
 //     (griddepcontrol.launch_dependents, at its start);
 //   - the kernel is launched with programmatic stream serialization
@@ -19,8 +18,8 @@
 // (its input). The clear is launched as any kernel, so it starts only after that work has
 // completed, and the kernel's blocks start only after every block of the clear has
 // started. Only the state must wait. In a kernel launched without the attribute,
-// griddepcontrol.wait returns at once, so the kernels that take this launch behave as
-// before when launched the plain way.
+// griddepcontrol.wait returns at once, so the kernels that take this launch also run
+// correctly when launched the plain way.
 //
 // The launch_dependents trigger says only "the next kernel may be scheduled now"; it
 // publishes nothing: griddepcontrol.wait waits for the clear grid's completion and the
@@ -32,8 +31,7 @@
 // The bitmap kernel triggers at its start and waits before its first store; the scan
 // waits at its start, for the bitmap grid. Every thread of the bitmap kernel waits for
 // the clear before it ends, so the bitmap grid completes only after the clear has
-// completed and its stores are visible: the scan's one wait covers both
-// (docs/perf-notes.md, session 26).
+// completed and its stores are visible: the scan's one wait covers both.
 #pragma once
 
 #include <cstddef>

@@ -42,16 +42,15 @@
 
 namespace tally::detail::reduction {
 
-// ---- tuning (first choices, not measured optima: the lead tunes them from GPU runs) ----
+// ---- tuning (the values and why: docs/performance.md, "Plans and thresholds") ----
 struct reduce_tuning {
   static constexpr int threads = 256;             // every reduction kernel
   // The single pass's grid (single_pass/reduce.cuh, grid()): inputs of at least
   // even_grid_min_steps block steps per block run blocks_per_sm blocks on every SM (the
-  // grid-stride shares are then even across SMs: 4 x 132 = 528 blocks read 2^29-2^30
-  // int32 0.3-0.5% faster than 512 on an H200, as fast as 1056); shorter ones at most
-  // threads x 2 blocks (the finishing threads read the totals in pairs; 528 blocks cost
-  // up to 0.25 us at 2^22 floats, where each block takes one or two steps: perf-notes,
-  // session 15). Each thread of the finishing block reads up to finish_reads totals, all
+  // grid-stride shares are then even across SMs); shorter ones at most threads x 2 blocks
+  // (the finishing threads read the totals in pairs, and a full grid of blocks that take
+  // one or two steps each costs more at the finish than it gains). Each thread of the
+  // finishing block reads up to finish_reads totals, all
   // loads issued before any wait, so the grid is at most threads x finish_reads (768:
   // 4 blocks per SM on GPUs of up to 192 SMs).
   static constexpr int blocks_per_sm = 4;
@@ -65,8 +64,7 @@ struct reduce_tuning {
   // A descriptor finish of at most paired_reads x 32 blocks runs in one warp
   // (single_pass/reduce.cuh, warp_finish); past that, a block finish that costs more
   // than the extra steps of fewer blocks. So vector inputs of up to this many times
-  // paired_reads x 32 block steps take that grid, each block several steps (float at 2^19
-  // and 2^20 on an H100: 0.2-0.35 us less than a block a step: perf-notes, session 43).
+  // paired_reads x 32 block steps take that grid, each block several steps.
   static constexpr int warp_finish_max_steps = 4;
   static constexpr int vectors_per_thread = 4;    // 16-byte loads per thread and step
   // Inputs of at least this many steps per thread issue the next step's loads before
@@ -201,8 +199,8 @@ __global__ void finish_kernel(Source source, Acc init, Op op, Out out) {
 // their word there instead.)
 // A ring is memory of the context it was allocated in (context.cuh): after cudaDeviceReset
 // it is gone, so a call in a context without a ring of its own allocates one, and rings of
-// contexts that no longer exist are forgotten, never freed (their memory went with their
-// context, and their addresses may now be somebody else's). A ring of a context that is
+// contexts that are gone are forgotten, never freed (their memory went with their
+// context, and their addresses may be somebody else's). A ring of a context that is
 // still there (several contexts on one device, driver API) stays for the life of the process.
 inline constexpr std::size_t finish_ring_slots = std::size_t{1} << 16;
 
@@ -245,11 +243,8 @@ inline unsigned long long* finish_word(const char* function) {
 // pinned host memory, followed by the call's sequence number, and the host waits for that
 // number to appear (wait_for_result): one trip from the GPU to the host, taken as soon as
 // the finishing block has written, not after the kernel has ended and the stream has
-// reported it. (First: a slot in device memory and a cudaMemcpyAsync into pageable memory,
-// 16-18 us a call for 2^12-2^20 floats on an H200; then the pinned slot and
-// cudaStreamSynchronize, 8-11 us; waiting on the slot itself saves 0.9-1.7 us more for
-// int32 and float, an A/B on one machine: docs/perf-notes.md, "The reduce's value straight
-// to the host" and "tally::reduce waits for its own value".)
+// reported it: cheaper than a copy back or a stream synchronisation (docs/performance.md,
+// "What each path earns").
 template <class Acc>
 struct host_result {
   unsigned long long sequence;  // the call whose value `value` holds (0: none yet)
@@ -287,7 +282,7 @@ struct host_result_writer {
 // thread's capture mode relaxed for the allocation (as finish_word's); freed when the
 // thread exits.
 // Pinned memory belongs to the context that allocated it, and cudaDeviceReset frees it
-// with that context (measured: context.cuh). So the slot remembers that context: a reduce
+// with that context (context.cuh). So the slot remembers that context: a reduce
 // that finds it gone allocates a new slot and forgets the old one; the thread's exit frees
 // the slot only while its context still exists (the address of a slot freed by a reset
 // may since have been handed to another allocation, which cudaFreeHost would free). A

@@ -68,8 +68,9 @@ class relaxed_capture_mode {
 // The memory pool that calls without caller storage allocate from, one per device,
 // created on first use. tally uses a pool of its own rather than the device's default
 // pool: the default pool's release threshold is 0, so it hands freed memory back to the
-// driver at every synchronisation and the next call pays for a fresh allocation (a
-// 2^20-element scan measured 65 us instead of 12 us on an H100). This pool keeps up to
+// driver at every synchronisation and the next call pays for a fresh allocation, which
+// costs several times a mid-sized scan (docs/performance.md, "What each path earns").
+// This pool keeps up to
 // `scratch_pool_keep_bytes` of freed memory for the next call, without changing the
 // behaviour of the process's default pool.
 inline constexpr std::uint64_t scratch_pool_keep_bytes = std::uint64_t{64} << 20;

@@ -36,7 +36,7 @@ struct plan_thresholds {
   std::int64_t reduce_descriptor_one_block_max_bytes;  // ... or here, for descriptor finishes
 };
 
-// sm_90 (H100, H200): every value measured on these GPUs.
+// sm_90: every value measured on sm_90 GPUs (docs/performance.md, "Plans and thresholds").
 inline constexpr plan_thresholds sm90_thresholds{
     /*small_path_max_tiles=*/64,
     /*pipelined_min_bytes=*/std::int64_t{32} << 20,
@@ -57,7 +57,7 @@ inline constexpr plan_thresholds sm90_thresholds{
 };
 
 // The table the build uses. tally compiles for sm_90 (CMAKE_CUDA_ARCHITECTURES 90); other
-// architectures run with the sm_90 values until they have a table of their own.
+// architectures have no table of their own and run with the sm_90 values.
 inline constexpr const plan_thresholds& thresholds = sm90_thresholds;
 
 // Every entry by name, for printing (the benchmark prints the table it ran with).

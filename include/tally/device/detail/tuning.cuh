@@ -10,7 +10,7 @@
 // exchange plus the block algorithm must stay under 48 KiB (static shared memory):
 // the defaults keep the exchange tile at 16 KiB.
 //
-// These are first choices, not measured optima: the lead tunes them from GPU runs.
+// The defaults and why: docs/performance.md, "Plans and thresholds".
 #pragma once
 
 #include <cstddef>

@@ -2,8 +2,9 @@
 //
 // A selector names the block class a strategy uses for inclusive scans and for exclusive
 // scans, and how exclusive scans are made:
-//   exclusive_through_block == false  the shifted load (PMPP 11.5): the tile is loaded one
-//       place to the right with the tile's seed in front, and scanned INCLUSIVELY;
+//   exclusive_through_block == false  the shifted load (PMPP 11.1-11.2): the tile is
+//       loaded one place to the right with the tile's seed in front, and scanned
+//       INCLUSIVELY;
 //   exclusive_through_block == true   the block class's own exclusive scan: Blelloch's
 //       down-sweep with the seed as the root (block/blelloch.cuh).
 // The public enum maps as follows (and `automatic` -> warp_scans):

@@ -1,8 +1,9 @@
 // tally/device/multi_pass/reduce_then_scan.cuh -- strategy: reduce, scan the sums, scan.
 //
-// Algorithm: the reduce-then-scan of Merrill & Grimshaw, "Parallel Scan for Stream
-// Architectures" (2009), also Sengupta et al. (2008); PMPP chapter 11.7 discusses it as
-// the alternative to scan-then-propagate.
+// Algorithm: the reduce-then-scan of the course notes on reduce and scan (Oancea &
+// Henriksen) and of Merrill & Grimshaw, "Parallel Scan for Stream Architectures" (2009),
+// also Sengupta et al. (2008): the alternative to scan-then-propagate that writes the
+// output once.
 //
 //   kernel 1 (reduce_kernel): each tile but the last is reduced to one sum
 //   recursion:                the tile sums are scanned inclusively, in place, by this
@@ -15,7 +16,7 @@
 // Seeding without an identity: an inclusive tile folds its prefix into its first item
 // (prefix op x_first; the rest of the scan carries it along). An exclusive tile t has
 // the seed s_t = init op (sums of tiles < t), which is either
-//   - put in front by the shifted load (block/tile_io.cuh, PMPP 11.5) and the tile
+//   - put in front by the shifted load (block/tile_io.cuh, PMPP 11.1-11.2) and the tile
 //     scanned inclusively (the block algorithm's own inclusive scan), or
 //   - passed to the block class's exclusive scan (Blelloch's down-sweep with the seed as
 //     the root), for the Brent-Kung selectors (multi_pass/block_algorithms.cuh).

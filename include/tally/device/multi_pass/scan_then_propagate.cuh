@@ -1,9 +1,9 @@
 // tally/device/multi_pass/scan_then_propagate.cuh -- strategy: scan tiles, scan their sums,
 // add them back (the hierarchical scan).
 //
-// Algorithm: the three-kernel hierarchical scan of PMPP (Hwu, Kirk & El Hajj) chapter
-// 11.7 ("segmented parallel scan for arbitrary-length inputs"), also Harris, Sengupta &
-// Owens, GPU Gems 3 chapter 39.2.4.
+// Algorithm: the three-kernel hierarchical scan of PMPP (Hwu, Kirk & El Hajj, 4th ed.)
+// section 11.6 ("segmented parallel scan for arbitrary-length inputs"), also Harris,
+// Sengupta & Owens, GPU Gems 3 chapter 39.2.4.
 //
 //   kernel 1 (local_scan_kernel): each tile is scanned on its own and written to `out`;
 //                                 its total goes to sums[tile] (all tiles but the last)
@@ -19,8 +19,8 @@
 // RIGHT (the shifted store: the last element's result becomes the tile total instead),
 // and kernel 3 writes the tile's prefix at the tile's place 0. (The shifted LOAD of
 // reduce_then_scan would read the previous tile's last element, which that tile
-// overwrites in place: not safe here.) For the Brent-Kung selectors the tile scan is
-// Blelloch's (its inclusive form through the down-sweep, block/blelloch.cuh).
+// overwrites in place: not safe here.) For the Brent-Kung selectors the exclusive form's
+// tile scan is Blelloch's (its inclusive form through the down-sweep, block/blelloch.cuh).
 #pragma once
 
 #include <cstdint>

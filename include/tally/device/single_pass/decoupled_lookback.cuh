@@ -53,18 +53,16 @@
 namespace tally::detail::decoupled_lookback {
 
 // Polling. Every tile in flight polls the descriptors of the few hundred tiles before it;
-// polled eagerly, the lines that hold them become the bottleneck of the whole scan
-// (docs/perf-notes.md: w32 beat w128, and longer tiles beat shorter ones, because fewer
-// polls reached the hot lines; single_pass/tile_state.cuh puts each 8-byte descriptor in a line of
-// its own for the same reason). So, past the first `EagerTiles` tiles (whose
-// predecessors are few and whose latency is the scan's at small n), a tile waits
-// `InitialDelayNs` after publishing its aggregate before its first poll -- about the time
-// its predecessors need to publish -- and `PollDelayNs` between polls. (CUB's sm90
-// tunings make the same trade with fixed delays; the values here are tally's measured
-// ones.) EagerTiles is 1024: the delays were measured at 2^28 (tens of thousands of
-// tiles); at mid sizes, grids of 257-1024 tiles, they only made the scan wait longer (0.1-0.6
-// us of 9-15 us on an H100 without them; docs/perf-notes.md, "The look-back's pauses at
-// mid sizes"). The large scans still pause past their first 1024 tiles.
+// polled eagerly, the lines that hold them become the bottleneck of the whole scan (so a
+// 32-tile window beats a wider one, and longer tiles beat shorter ones: fewer polls reach
+// the hot lines; single_pass/tile_state.cuh puts each descriptor in a line of its own for
+// the same reason). So, past the first `EagerTiles` tiles (whose predecessors are few and
+// whose latency is the scan's at small n), a tile waits `InitialDelayNs` after publishing
+// its aggregate before its first poll -- about the time its predecessors need to publish
+// -- and `PollDelayNs` between polls. (CUB's sm90 tunings make the same trade with fixed
+// delays.) The delays pay in large scans of many thousands of tiles; at mid sizes, grids
+// of up to EagerTiles tiles, they would only make the scan wait longer
+// (docs/performance.md, "Plans and thresholds").
 template <int InitialDelayNs, int PollDelayNs>
 struct delays {
   static constexpr int initial_ns = InitialDelayNs;
@@ -88,17 +86,16 @@ TALLY_DEVICE Acc* held_storage() {
 // more lines of the hot descriptor array).
 //
 // Deterministic mode has a window and a reach of its own, by the width of a descriptor
-// (single_pass/tile_state.cuh; measured in docs/perf-notes.md, "The deterministic look-back past its
-// window"):
+// (single_pass/tile_state.cuh; docs/performance.md, "Plans and thresholds"):
 // - values of up to 4 bytes, one 8-byte word a descriptor: DeterministicSlotsPerLane
 //   (a window of 128 tiles) and no held windows;
 // - wider values: a 16-byte word a descriptor (or more), so a slot costs 2-4 times the
 //   registers: one slot per lane (a window of 32 tiles), and up to
 //   WideDeterministicHeldTiles aggregates held (the banner; at most HeldBytes of static
-//   shared memory a kernel, 4 KiB by default). The registers a wide window took from the
-//   deterministic double scan kept it to 2 blocks of 256 threads per SM, too few for its
-//   2^20 values' tiles by block; without the held windows a 32-tile window would let the
-//   frontier of inclusive tiles advance by 32 tiles per round trip.
+//   shared memory a kernel, 4 KiB by default). The registers of a wide window would keep
+//   the deterministic double scan to 2 blocks of 256 threads per SM, too few for its
+//   tiles by block; without the held windows a 32-tile window would let the frontier of
+//   inclusive tiles advance by only 32 tiles per round trip.
 template <int SlotsPerLane, int DeterministicSlotsPerLane, class Delays,
           std::int64_t EagerTiles = 1024, int WideDeterministicHeldTiles = 512, int HeldBytes = 4096>
 struct basic_protocol {
@@ -286,16 +283,15 @@ struct basic_protocol {
   }
 };
 
-// The defaults, chosen by measurement (docs/perf-notes.md).
+// The defaults (docs/performance.md, "Plans and thresholds").
 using protocol_delays = delays<thresholds.lookback_initial_delay_ns, thresholds.lookback_poll_delay_ns>;
 using protocol = basic_protocol<1, 4, protocol_delays, thresholds.lookback_eager_tiles>;
 // The same for the pipelined kernel (single_pass/pipelined.cuh), with half the held windows of
 // wide values (at most 256 tiles and 2 KiB: 256 doubles, 128 16-byte values): its 9-row
-// tiles leave room for 3 blocks a SM only with these. Its deterministic double scan at
-// 2^27 on an H200: 92.2% of the copy, against 90.2% with 8-row tiles and 4 KiB held and
-// 82.7% with 9 rows and 4 KiB (2 blocks a SM; docs/perf-notes.md, session 44). The bits
-// are the same whatever the held windows: the fold is strictly left to right either way
-// (the banner).
+// tiles leave room for 3 blocks a SM only with these, which makes its deterministic
+// double scan faster than 8-row tiles with 4 KiB held or 9 rows with 4 KiB (2 blocks a
+// SM; docs/performance.md, "Plans and thresholds"). The bits are the same whatever the
+// held windows: the fold is strictly left to right either way (the banner).
 using pipelined_protocol =
     basic_protocol<1, 4, protocol_delays, thresholds.lookback_eager_tiles, 256, 2048>;
 

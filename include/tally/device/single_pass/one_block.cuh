@@ -1,14 +1,10 @@
 // tally/device/single_pass/one_block.cuh -- the one-block scan: a small scan in ONE block,
 // one launch, no tile state, no look-back.
 //
-// At small n a scan is latency: the copy of 2^12 int32 takes about 3.1 us between events
-// on an H200, nearly all of it an empty kernel's launch, and issue 4 asks at most 1.2x
-// that for n <= 2^16. The single-pass kernel's smallest tiles (256 threads x 8 items)
-// took 3.8-3.9 us for 2^10-2^11 int32 and, at 2^12, two of them (a look-back's round trip
-// between blocks) 4.4-4.6 us. A block of up to 1024 threads holding one 16-byte vector each
-// covers up to 4096 4-byte (2048 8-byte) values with no second block to wait for:
-// measured 3.3-3.4 us at 2^10-2^11 (256 and 512 threads) and 3.65-3.78 us at 2^12 (1024
-// threads): docs/perf-notes.md, "The one-block scan".
+// At small n a scan is latency: nearly all of a small copy's time is an empty kernel's
+// launch, and a second tile adds a look-back's round trip between blocks. A block of up
+// to 1024 threads holding one 16-byte vector each covers up to 4096 4-byte (2048 8-byte)
+// values with no second block to wait for (docs/performance.md, "What each path earns").
 //
 //   1. thread t loads vector t (items t*V .. t*V + V - 1, V = 16 / sizeof(Acc)) with one
 //      16-byte load: a warp reads 512 contiguous bytes, coalesced; the thread holding the
@@ -97,8 +93,8 @@ __global__ void __launch_bounds__(Threads)
 }
 
 // One launch of the smallest block (256, 512 or 1024 threads) that holds n elements as
-// vectors: the fewer threads, the less the warp level has to do (measured 0.2-0.3 us less
-// for 256 than for 1024 threads at 2^10). Requires takes(in, out, n) and n >= 1.
+// vectors: the fewer threads, the less the warp level has to do. Requires takes(in, out,
+// n) and n >= 1.
 template <bool Exclusive, class Acc, class In, class Out, class Op>
 void scan(const char* function, In in, Out out, std::int64_t n, seed_value<Acc, Exclusive> seed,
           Op op, cudaStream_t stream) {

@@ -2,9 +2,9 @@
 // persistent blocks that hide the wait for a tile's prefix behind the next tile.
 //
 // Why. In the one-block-per-tile pipeline (single_pass/tile_pipeline.cuh) a block that waits for
-// its prefix holds its tile and issues no loads; the tile pipeline alone runs at 96-98% of
-// a copy, the look-back scan at 80-89% (docs/perf-notes.md, "Staged tiles" and "The
-// pipelined scan"). Here a block does not wait with empty hands: it publishes a tile's
+// its prefix holds its tile and issues no loads, which costs the large scans much of the
+// copy's bandwidth (docs/performance.md, "What each path earns"). Here a block does not
+// wait with empty hands: it publishes a tile's
 // aggregate as soon as the tile is scanned, scans its NEXT tile while a warp of its own
 // looks back for the first one's prefix, and stores the first tile after that.
 //
@@ -37,21 +37,18 @@
 //     look-back, or the chained scan's wait for its predecessor); publishes the inclusive
 //     value; hands the prefix to the compute warps (PREFIXED).
 // So the look-back for tile i runs while the compute warps scan tile i+1 (a to b), and
-// is mostly done when they ask for it (c): on an H200 they still waited 0.6-0.8 us of a
-// tile's ~8 us for the prefix (docs/perf-notes.md, "One line per descriptor", item 3,
-// measured with packed descriptors). Why it waits for the next tile's data first:
-// started right after the tile's own aggregate, the look-back met predecessors that had
-// not published theirs yet and the scan ran at 81% of the copy on an H200 instead of
-// 90% (docs/perf-notes.md, "The look-back warp"). With the look-back in warp 0 between b
-// and c (the version before), every block waited a round trip per tile: 87%.
+// is mostly done when they ask for it (c). It waits for the next tile's data first
+// because, started right after the tile's own aggregate, it would meet predecessors that
+// have not published theirs yet; and it has a warp of its own because in warp 0, between
+// b and c, every block would wait a round trip per tile (docs/performance.md, "What each
+// path earns").
 //
 // Tickets and the end of a call. A block draws tickets until one is >= tiles, exactly
 // once per block, so a call draws tiles + gridDim.x tickets: the block that draws the
 // last of them (count tiles + gridDim.x - 1) opens the next epoch, as the last ticket
 // does in single_pass/tile_pipeline.cuh. A tile index is drawn only when the producer can start
 // the tile's copy at once; a ticket held while the block is busy elsewhere would make
-// every later tile wait for this block (a first persistent version did that and ran at
-// 40% of the copy: docs/perf-notes.md, "Staged tiles" item 5).
+// every later tile wait for this block.
 //
 // Deadlock freedom. Inside a block, by induction over its tiles: the look-back warp's
 // waits for tile i need the compute warps to scan tile i and the producer to fill the
@@ -78,7 +75,7 @@
 // orders the former before the latter; the producer waits on EMPTY before it starts the
 // copy. Each per-stage slot is written again only after a barrier or mbarrier wait that
 // directly follows every read of its previous value (the comments at the writes): an
-// order that holds only through a third warp was reported as a race by racecheck.
+// order that holds only through a third warp is reported as a race by racecheck.
 // Between blocks: the descriptors of single_pass/tile_state.cuh.
 //
 // What a stage holds and how the compute warps scan and store it is the kernel's TILE
@@ -89,8 +86,8 @@
 // Applies to 16-byte aligned pointers to 4- and 8-byte values (bulk copies need 16-byte
 // aligned addresses). A partial last tile is loaded by the compute threads themselves,
 // padded with x_{n-1} as in single_pass/tile_pipeline.cuh. Tiles: 256 threads x 9 rows x 16 bytes
-// = 36 KiB, two stages (72 KiB of dynamic shared memory), 3 blocks per SM on an H100 or
-// an H200 (default_tuning).
+// = 36 KiB, two stages (72 KiB of dynamic shared memory), 3 blocks per SM on sm_90
+// (default_tuning).
 #pragma once
 
 #include <atomic>
@@ -127,22 +124,15 @@ struct pipelined_tuning {
   // + the producer warp and the look-back warp
   constexpr int kernel_threads() const { return compute_threads + 64; }
 };
-// Measured (docs/perf-notes.md, "The pipelined scan", "The look-back warp" and session
-// 44), int32 at 2^28, % of the copy. H100, look-back in warp 0: 8 rows x 2 stages 97.4,
-// 8 x 3 95.2, 12 x 2 96.9, 16 x 3 97.8 (one block per SM, and 10 points behind 8 x 2 at
-// 2^20), 8 x 4 90.3, 4 x 4 76.6; double at 2^27: 8 x 2 98.4. H200, the look-back warp and
-// one descriptor a line (session 44): 8 x 2 93.0, 9 x 2 94.5-94.8 (and 1.1-2.2 points
-// ahead of 8 x 2 from 2^24 to 2^27 for every type, deterministic ones included, within a
-// point at 2^22-2^23), 10 x 2 88.8 (2 blocks a SM), 7 x 2, 6 x 2 and 5 x 2 90.3-92.4.
-//
-// Why 9 rows gain: the look-back for a tile overlaps the scan of the block's next tile
-// ("the look-back warp" above), and on an H200 it outlasts it; 9 rows give that scan 12%
-// longer for the same look-back. 3 blocks of two 36 KiB stages still fit in an SM's 228
-// KiB of shared memory, leaving 3 KiB a block for static shared memory: the kernel's own
-// half KiB and the windows that the deterministic look-back of 8-byte values holds. So the
-// public scans run this kernel with decoupled_lookback::pipelined_protocol, which holds 2
-// KiB of them (the other kernels' protocol holds 4 KiB: 2 blocks a SM, 7 points lost at
-// 2^27).
+// The default is 9 rows x 2 stages (docs/performance.md, "Plans and thresholds"): the
+// look-back for a tile overlaps the scan of the block's next tile ("the look-back warp"
+// above) and can outlast it; 9 rows give that scan longer for the same look-back. 3
+// blocks of two 36 KiB stages still fit in an SM's 228 KiB of shared memory, leaving 3
+// KiB a block for static shared memory: the kernel's own half KiB and the windows that
+// the deterministic look-back of 8-byte values holds. So the public scans run this kernel
+// with decoupled_lookback::pipelined_protocol, which holds 2 KiB of them (the other
+// kernels' protocol holds 4 KiB, which leaves room for 2 blocks a SM). Fewer rows, 10 rows
+// (2 blocks a SM) or more stages are slower.
 inline constexpr pipelined_tuning default_tuning{256, 9, 2};
 
 template <class Acc>
@@ -194,34 +184,24 @@ constexpr std::size_t ring_bytes() {
 }
 
 // The public look-back and chained scans take this kernel for 16-byte aligned pointers to
-// 4- and 8-byte values from this many bytes of data on (dispatch.cuh). Measured against
-// the one-block-per-tile kernel, same process (% of the copy; docs/perf-notes.md, "Where
-// the pipelined kernel takes over"): H100 int32 2^22 (16 MiB) 71-76% against 82%, 2^24
-// (64 MiB) 94% against 81%; H200 at 16 MiB int32 61% against 68-69%, double 57% against
-// 60%; at 32 MiB int32 73-74% against 69-70%, float 72-73% against 68%, double 71.6%
-// against 67.5% (deterministic 65% against 57%), int64 70-73% against 69-70%. So from 32
-// MiB. (The chained scan switches at the same size, so that the deterministic look-back
-// keeps giving its bits: both kernels fold the same tiles.)
+// 4- and 8-byte values from this many bytes of data on (dispatch.cuh): below it the
+// one-block-per-tile kernel is as fast or faster (docs/performance.md, "Plans and
+// thresholds"). (The chained scan switches at the same size, so that the deterministic
+// look-back keeps giving its bits: both kernels fold the same tiles.)
 inline constexpr std::int64_t min_bytes = thresholds.pipelined_min_bytes;
 
-// The values this kernel stages: 4 and 8 bytes (four or two a 16-byte vector), and 16
-// bytes (one a vector; since session 52: at 128 MiB-1 GiB of 16-byte column pairs
-// 1.24-1.30x the copy, where the tiles by ticket took 2.6x; since session 55, scanned by
-// lane runs (plain_tiles below), 1.07-1.14x; H200, docs/perf-notes.md).
+// The values this kernel stages: 4 and 8 bytes (four or two a 16-byte vector), 16 bytes
+// (one a vector, scanned by lane runs: plain_tiles below), and the wide values of 12 to
+// 64 bytes (wide_tiles below).
 template <class Acc>
 inline constexpr bool stages_v =
     single_pass::vectorisable_v<Acc> || (std::is_trivially_copyable_v<Acc> && sizeof(Acc) == 16) || wide_v<Acc>;
 
 // Where the public scans take this kernel for values of Acc: min_bytes above for 4- and
 // 8-byte values; from 4 MiB for 16-byte ones, which the tiles by ticket scan one warp
-// scan of four shuffled words a row while this kernel scans them by lane runs: int64 pairs
-// at 4, 8, 16 and 24 MiB took 1.88-1.91x, 1.89-1.91x, 1.92-1.94x and 1.39x the copy here
-// against 2.20-2.21x, 2.43-2.46x, 2.74-2.78x and 2.45-2.49x by ticket, and below 4 MiB the
-// tiles by ticket were as fast (2 MiB) or faster (1 MiB by 3%, 256 KiB by 10%) (H200,
-// session 55, docs/perf-notes.md, "Where 16-byte values should start"). Values of 12 to 64
-// bytes (wide_tiles) from 4 MiB too: there the wide tiles were faster than the tiles by
-// ticket at every width (12 bytes 1.57x the copy against 1.67x, 24 bytes 1.89x against
-// 3.0x, 48 bytes 2.30x against 4.4x), at 1 MiB slower for 12-28 and 48 bytes (session 56).
+// scan of four shuffled words a row while this kernel scans them by lane runs, and for
+// values of 12 to 64 bytes (wide_tiles). Below 4 MiB the tiles by ticket are as fast or
+// faster (docs/performance.md, "Plans and thresholds").
 template <class Acc>
 inline constexpr std::int64_t min_bytes_for =
     sizeof(Acc) == 16 || wide_v<Acc> ? thresholds.pipelined_wide_min_bytes : min_bytes;
@@ -267,10 +247,9 @@ TALLY_DEVICE TALLY_FORCEINLINE void compute_barrier() {
 // ---- the write-back scan of a staged tile -----------------------------------------------------
 // A lane's Vec serially scanned items behind their prefix within the warp (has_prefix:
 // all but the warp's very first lane and row). has_prefix depends on the lane, and
-// written as a plain condition it became a branch that the compiler hoisted out of the
-// unrolled row loop, splitting every warp into two copies of all its shuffles (int32 at
-// 2^28: 64% of the copy without any wait, docs/perf-notes.md, "Staged tiles, version
-// 2"); so the choices are select_value (one selp instruction).
+// written as a plain condition it becomes a branch that the compiler hoists out of the
+// unrolled row loop, splitting every warp into two copies of all its shuffles, a heavy
+// cost; so the choices are select_value (one selp instruction).
 template <bool Exclusive, int Vec, class Acc, class Op>
 TALLY_DEVICE TALLY_FORCEINLINE void with_local_prefix(const Acc& prefix, bool has_prefix,
                                                       Acc (&items)[Vec], Op& op) {
@@ -471,14 +450,11 @@ struct values_program {
 // The program of 4-, 8- and 16-byte values: rows of 16-byte vectors.
 //
 // Step a by rows (scan_rows) or by lane runs (scan_lane_runs): lane runs for 16-byte
-// values (one a vector), where a row's warp scan shuffles four words a step. Measured at 9
-// rows (H200, session 55, docs/perf-notes.md, "Lane runs"; x the copy): 16-byte pairs of
-// int64 or double at 1 GiB 1.07x against 1.22-1.26x by rows, at 128 MiB 1.14x against
-// 1.28x. By lane runs 4-byte values at 2^28 were 0.1-0.5 points of the copy slower, and
-// 8-byte ones at 2^27 between 0.2 points slower and 0.5 faster, with no consistent sign,
-// so they keep rows (they shuffle a quarter or half the words a row; that the second,
-// dependent pass over the stage costs about what this saves is a guess, not measured
-// apart).
+// values (one a vector), where a row's warp scan shuffles four words a step and lane
+// runs are markedly faster (docs/performance.md, "What each path earns"). 4- and 8-byte
+// values keep rows: they shuffle a quarter or half the words a row, and lane runs show no
+// consistent gain for them (the second, dependent pass over the stage may cost about
+// what they save).
 template <class Acc>
 inline constexpr bool lane_runs_v = vec<Acc> == 1;
 template <bool Exclusive, class Acc, class Op, int ComputeThreads, int Rows, int Stages,
@@ -494,10 +470,10 @@ struct plain_tiles
   // lane runs then read vectors that other lanes loaded, so the partial tile (the last
   // of a call, at most one) takes a barrier between the two
   static constexpr bool partial_barrier = LaneRuns;
-  // 9-row tiles: the next tile lands about 3.8 us after the aggregate on an H200. 5000
-  // cycles (2.5 us at 1.98 GHz) was the best of 3500-8000 at 2^28 (docs/perf-notes.md,
-  // session 49): 0.3-0.9 points of the copy over none for int32, float, int64 and double,
-  // inclusive and exclusive; at 8000 (the next tile's landing, about) nothing.
+  // 9-row tiles: the next tile lands well after the aggregate, and a look-back started
+  // at the deadline instead gains a little for 4- and 8-byte values, inclusive and
+  // exclusive; a deadline as late as the landing gains nothing (docs/performance.md,
+  // "Plans and thresholds").
   static constexpr long long lookback_deadline_cycles =
       Rows >= 8 ? thresholds.lookback_deadline_cycles : 0;
   struct carry {};
@@ -533,10 +509,8 @@ struct plain_tiles
 // three columns as one element (segmented.cuh's column groups), 4x4 matrices) do not fit
 // the rows of 16-byte vectors above. Their tiles by ticket (single_pass/tile_pipeline.cuh) hold 4, 2
 // or 1 values a thread in registers (up to 16, 32, 64 bytes), loaded value by value: a
-// warp's load of one 4-byte word of 32 values 24 or 48 bytes apart. Without any wait for a prefix those tiles ran at
-// 2.6-3.0x the copy for 24-byte values and 5.0-5.6x for 48-byte ones from 64 MiB (H200,
-// docs/perf-notes.md, session 56, "Values of 12 to 48 bytes"): the loads, not the
-// look-back, are their limit.
+// warp's load of one 4-byte word of 32 values 24 or 48 bytes apart. The loads, not the
+// look-back, are their limit (docs/performance.md, "What each path earns").
 //
 // Here the stage is the tile's bytes as they are in memory (one bulk copy, as for the
 // other values), and each lane takes a RUN of K consecutive values of its warp's 32 K
@@ -554,16 +528,12 @@ struct plain_tiles
 // 20, 24, 28, 36, 40, 44, 48 ... bytes): then a quarter-warp's 16-byte (half-warp's 8-byte,
 // warp's 4-byte) accesses, K x sizeof(Acc) bytes apart, fall on different banks. Values
 // of 32 and 64 bytes are 2 and 4 accesses of 16, and share banks whatever K: K = 3 for 32
-// bytes (2-way conflicts; K = 4, 8-way, took 2.6x the copy at 512 MiB against 1.9x), K = 2
-// for 64 (8-way: 3.6-3.7x, where K = 1, 4-way in tiles of 16 KiB, took 5.0x). K is about
-// 144 / sizeof(Acc): a warp's run about 4.5 KiB, as the 9 rows of 16-byte vectors of the
-// other tiles (tiles of 24-36 KiB).
-// Measured (H200, docs/perf-notes.md, session 56, "Wide values on the pipelined kernel"),
-// x the copy at 512 MiB against the tiles by ticket: 12 bytes 1.09x against 2.03x, 20-28
-// bytes 1.36-1.48x against 4.4-5.8x, 32 bytes 1.89-1.91x against 6.0x, 48 bytes 1.67x
-// against 7.3x, 64 bytes 3.6x against 11x; from 4 MiB on faster at every width, below 4 MiB not
-// (min_bytes_for). ptxas spills 140-530 bytes a thread for 48 and 64 bytes under the
-// kernel's 64 registers.
+// bytes (2-way conflicts, where K = 4 is 8-way and slower), K = 2 for 64 (8-way, and
+// still faster than K = 1, 4-way in tiles of 16 KiB). K is about 144 / sizeof(Acc): a
+// warp's run about 4.5 KiB, as the 9 rows of 16-byte vectors of the other tiles (tiles of
+// 24-36 KiB). Faster than the tiles by ticket at every width from 4 MiB on, not below
+// (min_bytes_for; docs/performance.md, "What each path earns"). ptxas spills for 48 and
+// 64 bytes under the kernel's 64 registers.
 //
 // A value of the stage at p (aligned to wide_access<Acc>), by wide_access<Acc>-byte
 // accesses; and its store.
@@ -788,10 +758,9 @@ TALLY_DEVICE TALLY_FORCEINLINE void run_producer(const State& state, std::int64_
 // Tiles: the tile program (above). Hook: single_pass/tile_pipeline.cuh's test hook, called by the
 // producer right after it drew a tile's ticket (before the tile's copy starts).
 // Launch bounds: at least 3 blocks per SM, which is what shared memory allows anyway
-// for the plain scan (two 36 KiB stages a block); without the second number ptxas held
+// for the plain scan (two 36 KiB stages a block); without the second number ptxas holds
 // every instantiation to 48 registers (room for 4 blocks) and the exclusive double scans
-// spilled, 1.3-1.7 points of the copy behind the inclusive ones; with it they take 64 and
-// none spills (docs/perf-notes.md, session 14).
+// spill, behind the inclusive ones; with it they take 64 and none spills.
 template <class Protocol, bool Deterministic, class Tiles, class Hook>
 __global__ void __launch_bounds__(Tiles::tune.kernel_threads(), 3)
     pipelined_kernel(Tiles program, std::int64_t tiles,
@@ -862,7 +831,7 @@ __global__ void __launch_bounds__(Tiles::tune.kernel_threads(), 3)
   // It reads only what warp 0 hands it (not the producer's stage_tile, which the producer
   // writes again once the compute warps are done with a stage: this warp's read of it
   // would be ordered before that only through the compute warps, a chain that
-  // compute-sanitizer's racecheck reported as a race).
+  // compute-sanitizer's racecheck reports as a race).
   if (warp_id == warps + 1) {
     for (std::int64_t k = 0;; ++k) {
       const int s = stage_of(k);
@@ -874,14 +843,13 @@ __global__ void __launch_bounds__(Tiles::tune.kernel_threads(), 3)
       // The look-back starts when the block's next tile has landed (or there is none: the
       // compute warps scan it while this warp looks back, and the predecessors have had
       // that long to publish), or Tiles::lookback_deadline_cycles after this warp took the
-      // aggregate, whichever is first. A look-back takes 1.3-2.5 us under the copies'
-      // load, and a short tile's scan (4 rows: about 1.2 us) does not hide it when it
-      // starts at the landing (2.7 us after the aggregate); started earlier it takes
-      // longer (its predecessors have not all published), so the deadline is a trade,
-      // measured by tile program (docs/perf-notes.md, sessions 48 and 49; 0: none). The
-      // barrier's phase is only tested here: the compute warps wait for it themselves.
-      // Not for the deterministic look-back, which lost 0.7-2.6% with it by flags with one
-      // segment (it re-reads windows without an inclusive tile).
+      // aggregate, whichever is first. A short tile's scan does not hide a look-back
+      // that starts at the landing; started earlier it takes longer (its predecessors
+      // have not all published), so the deadline is a trade, set by tile program (0:
+      // none; docs/performance.md, "Plans and thresholds"). The barrier's phase is only
+      // tested here: the compute warps wait for it themselves. Not for the deterministic
+      // look-back, which is slower with it (it re-reads windows without an inclusive
+      // tile).
       if constexpr (Tiles::lookback_deadline_cycles > 0 && !Deterministic) {
         const long long taken = clock64();
         while (!mbarrier_test(&full[stage_of(k + 1)], parity_of(k + 1)) &&
@@ -986,8 +954,8 @@ __global__ void __launch_bounds__(Tiles::tune.kernel_threads(), 3)
             // (p op aggregate) would give: published as such at once, and not again after
             // the look-back, which the tile's items before its head still need. The
             // look-back treats an absorbing aggregate as inclusive too; publishing the
-            // inclusive status here, with no second store, measured 2-7% faster than that
-            // alone on the segmented scans at 2^26 (docs/perf-notes.md, session 45).
+            // inclusive status here as well, with no second store, is faster than that
+            // alone on the segmented scans (docs/performance.md, "What each path earns").
             state.descriptors.store(tile, make_tag(epoch, status_inclusive), aggregate);
           } else if constexpr (Protocol::publishes_aggregate) {
             state.descriptors.store(tile, make_tag(epoch, status_aggregate), aggregate);
@@ -1011,7 +979,7 @@ __global__ void __launch_bounds__(Tiles::tune.kernel_threads(), 3)
   // The last tile's warp prefixes were written after the last barrier: one more, before
   // the warps read them. (They are also ordered through the look-back warp, AGGREGATED
   // then PREFIXED, but compute-sanitizer's racecheck does not follow that chain and
-  // reported it as a race.)
+  // reports it as a race.)
   compute_barrier<Tune.compute_threads>();
   if (previous >= 0) store_tile(k - 1, previous, previous_carry);
 }
@@ -1049,8 +1017,9 @@ void launch(const char* function, const Tiles& program, std::int64_t tiles,
 // programmatic dependent (dependent_launch.cuh): its blocks start while the clear runs,
 // and every thread waits for the clear (wait_for_prerequisite_grid, first thing in the
 // kernel) before the producer draws a ticket or anyone reads a descriptor. A memset
-// instead would be a second launch that this one queues behind: about 1-2 us, up to 6% of
-// a scan of 32 MiB, where the pipelined kernel starts (docs/perf-notes.md, session 41).
+// instead would be a second launch that this one queues behind, a few percent of a scan
+// at the sizes where the pipelined kernel starts (docs/performance.md, "What each path
+// earns").
 template <class Protocol, bool Exclusive, class Acc, class Op, class Hook = single_pass::no_stall>
 void scan(const char* function, const char* storage_query, const Acc* in, Acc* out, std::int64_t n,
           seed_value<Acc, Exclusive> seed, Op op, const options& o, Hook hook = {},

@@ -7,9 +7,9 @@
 // publishes its total and takes a ticket from an atomic counter; the block that draws the
 // last ticket reduces the totals and writes init op total.
 //
-// The finish is where a small reduce spends its time (docs/perf-notes.md, "The single-pass
-// reduce's finish": the fenced version cost about 2.6 us of a 6.9 us reduce of 2^20
-// int32 on an H200). So there is no fence and no counter to reset:
+// The finish is where a small reduce spends its time, and a fenced finish costs a large
+// share of it (docs/performance.md, "What each path earns"). So there is no fence and no
+// counter to reset:
 //   - integer sums of at most 32 bits: one 64-bit atomic per block carries both the
 //     arrival count and the sum (packed_finish_v below);
 //   - everything else: each block stores its total as an epoch-tagged descriptor and
@@ -94,13 +94,12 @@ TALLY_DEVICE Acc vector_thread_partial(const T* in, std::int64_t n, Op op) {
   //   - plain (fewer than pipelined_min_steps steps per thread): load a step, combine it;
   //   - software pipelined (longer inputs): the next step's loads are issued before this
   //     step's are combined, so every thread has loads in flight while it adds.
-  // Why both (perf-notes, "The strided reduce's loads, one step ahead", sessions 36-37,
-  // H200): written as the plain loop, ptxas (CUDA 13.0) issued the double kernel's four
-  // loads two at a time, reusing the registers of the first two for the last two (the
-  // int32, float and int64 kernels issue all four together), and doubles ran 1.2-1.6%
-  // slower than CUB at 2^28-2^30; pipelined they match CUB. But where each thread takes
-  // only 2-4 steps (2^21-2^23 elements of 4 or 8 bytes) the pipelined loop was 1.5-2%
-  // slower than the plain one, so it runs only where there are enough steps to pipeline.
+  // Why both: written as the plain loop, ptxas issues the double kernel's four loads two
+  // at a time, reusing the registers of the first two for the last two (the int32, float
+  // and int64 kernels issue all four together), and long double sums fall behind CUB;
+  // pipelined they match it. But where each thread takes only a few steps the pipelined
+  // loop is slower than the plain one, so it runs only where there are enough steps to
+  // pipeline (docs/performance.md, "What each path earns").
   const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * Threads * Vectors;
   std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * Threads * Vectors + threadIdx.x;
   if (vectors < std::int64_t{reduce_tuning::pipelined_min_steps} * step) {
@@ -236,9 +235,9 @@ TALLY_DEVICE void clear_past_grid(const finish_target<Acc>& f, unsigned epoch) {
 
 // The finishing block's reads (strided cut): this thread's Slots totals, of the blocks
 // block_of(0) .. block_of(Slots - 1) (past the grid: the identity), combined in slot order.
-// Every load is issued before any is waited for (perf-notes, session 15: a thread that
-// waits for its totals one after another is 0.3 us slower). Each block stored its total
-// before drawing its ticket, so the wait is short and cannot deadlock.
+// Every load is issued before any is waited for (a thread that waits for its totals one
+// after another is slower). Each block stored its total before drawing its ticket, so the
+// wait is short and cannot deadlock.
 template <int Slots, class Acc, class Op, class BlockOf>
 TALLY_DEVICE TALLY_FORCEINLINE Acc combine_totals(const finish_target<Acc>& f, unsigned epoch, Op op,
                                                   BlockOf block_of) {
@@ -274,9 +273,8 @@ TALLY_DEVICE TALLY_FORCEINLINE Acc combine_totals(const finish_target<Acc>& f, u
 // ticket reads the totals and combines them with a warp butterfly (warp::reduce), where
 // the block path's block_reduce takes two barriers. Commutative operators with an identity
 // only (the strided cut): the order is fixed by the grid (each lane's blocks in order,
-// then the butterfly), so floats give the same bits run to run. Measured 0.06-0.2 us less
-// per call than the block path for float and double sums at 2^14-2^18 elements on an H200
-// (perf-notes, "The small reduce's finish in one warp", session 37).
+// then the butterfly), so floats give the same bits run to run. Faster than the block
+// path for small float and double sums (docs/performance.md, "What each path earns").
 template <class Acc, class Out, class Op>
 TALLY_DEVICE void warp_finish(const Acc& block_total, const Acc& init, Op op, Out out,
                               const finish_target<Acc>& f, unsigned long long header) {
@@ -366,8 +364,8 @@ TALLY_DEVICE void finish(const Acc& block_total, const Acc& init, Op op, Out out
     Acc total;
     if constexpr (strided_ok_v<Op, Acc>) {
       // Thread t reads the totals of blocks 2t and 2t + 1 and, past 2 x Threads blocks, of
-      // block 2 x Threads + t (and so on: finish_reads slots). (The pairs measured about
-      // 0.1 us faster than one total per thread at 4-256 blocks: perf-notes, session 15.)
+      // block 2 x Threads + t (and so on: finish_reads slots). (The pairs are faster than
+      // one total per thread.)
       // The order of the combination is fixed for a given grid (each thread's slots in
       // order, then the block reduce in thread order): the operator is commutative here,
       // and floats give the same bits run to run.
@@ -395,10 +393,9 @@ TALLY_DEVICE void finish(const Acc& block_total, const Acc& init, Op op, Out out
 // ---- the kernels ---------------------------------------------------------------------------
 // Inputs of at most this many bytes take one block (one_block_kernel). Twice as many where
 // the grid would finish through descriptors (a second round trip after the ticket's) and
-// the loads are 16-byte vectors: at 64 KiB one block (4 steps of its 256 threads) took
-// 4.13-4.19 us a call where the grid took 4.58-4.67 (floats and doubles, H200; perf-notes,
-// "The small reduce's finish in one warp", session 37). Not for the packed finish (int32
-// sums: the grid's one atomic is as fast) nor for scalar loads (4 in flight per thread).
+// the loads are 16-byte vectors: there one block of a few steps is faster than the grid
+// (docs/performance.md, "Plans and thresholds"). Not for the packed finish (int32 sums:
+// the grid's one atomic is as fast) nor for scalar loads (4 in flight per thread).
 template <class Acc, class In, class Op>
 constexpr std::int64_t single_block_max_bytes() {
   if constexpr (strided_ok_v<Op, Acc> && vector_input<In>::value && !packed_finish_v<Op, Acc>) {
@@ -424,11 +421,10 @@ constexpr bool fits_one_block(std::int64_t n) {
 //     after the last step;
 //   - the steps are unrolled, each step's vectors predicated (no separate pass for the
 //     partial step), the indices 32-bit.
-// Measured 0-0.2 us less a call than vector_thread_partial at 2^10-2^14 int32 and float
-// elements on an H200, which brings the int32 sum at 2^12 level with CUB (perf-notes, "The
-// one-block reduce's loads", session 38). Not for 8-byte elements: ptxas then issued the
-// loads one at a time, each waited for before the next (0.4-1.1 us slower at 2^12-2^13
-// doubles), so those keep the loop.
+// Faster than vector_thread_partial for small int32 and float inputs, which brings the
+// small int32 sum level with CUB (docs/performance.md, "What each path earns"). Not for
+// 8-byte elements: ptxas then issues the loads one at a time, each waited for before the
+// next, so those keep the loop.
 template <int Threads, int Vectors, int Steps, class Acc, class T, class Op>
 TALLY_DEVICE TALLY_FORCEINLINE Acc one_block_vector_partial(const T* in, std::int64_t n, Op op) {
   using element = std::remove_cv_t<T>;
@@ -482,7 +478,7 @@ TALLY_DEVICE TALLY_FORCEINLINE Acc one_block_vector_partial(const T* in, std::in
 // of strided_kernel (for vectors of elements of at most 4 bytes, the same partials with
 // every load issued early: one_block_vector_partial above), then only what thread 0
 // needs. A kernel of its own, without the finish: strided_kernel launched with one block
-// took 0.1-0.25 us longer from 2^10 to 2^13 floats on an H200 (perf-notes, session 15).
+// is slower.
 // One barrier: every warp's total is in shared memory before thread 0 combines them in
 // warp order (a fixed order: the same bits run to run).
 template <int Threads, int Vectors, int Unroll, class Acc, class In, class Out, class Op>
@@ -613,7 +609,7 @@ int grid(const char* function, std::int64_t n) {
 // target is ready (the packed word 0, or a tile state for grid_size descriptors) or, with
 // target.after_clear, holds anything: then clear_kernel zeroes it and the kernel is
 // launched as its programmatic dependent (dependent_launch.cuh), which overlaps the two
-// launches (docs/perf-notes.md, "The clear and the kernel overlapped").
+// launches (docs/performance.md, "What each path earns").
 template <class Acc, class In, class Out, class Op>
 void run(const char* function, In in, std::int64_t n, Out out, Acc init, Op op, int grid_size,
          const finish_target<Acc>& target, cudaStream_t stream) {

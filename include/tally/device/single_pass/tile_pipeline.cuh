@@ -74,12 +74,10 @@ template <class Acc>
 inline constexpr bool vectorisable_v =
     std::is_trivially_copyable_v<Acc> && (sizeof(Acc) == 4 || sizeof(Acc) == 8);
 
-// The defaults, measured on an H100 (docs/perf-notes.md, tally-lookback-tuning):
-// 4-byte values 256 threads x 8 rows x 4 (32 KiB tiles: 81.8% of the copy at 2^28,
-// against 73.1% for 16 KiB tiles), 8-byte values 256 x 6 rows x 2 (24 KiB: 84.5%).
-// Larger tiles mean fewer tiles polling the descriptors (the bottleneck, see
-// single_pass/decoupled_lookback.cuh) but fewer blocks per SM. Other types: first choices, about
-// 16 KiB per tile.
+// The defaults: 4-byte values 256 threads x 8 rows x 4 (32 KiB tiles), 8-byte values
+// 256 x 6 rows x 2 (24 KiB). Larger tiles mean fewer tiles polling the descriptors (the
+// bottleneck, see single_pass/decoupled_lookback.cuh) but fewer blocks per SM
+// (docs/performance.md, "Plans and thresholds"). Other types: about 16 KiB per tile.
 template <class Acc>
 constexpr single_pass_tuning default_single_pass_tuning() {
   constexpr std::size_t bytes = sizeof(Acc);
@@ -259,12 +257,11 @@ TALLY_DEVICE TALLY_FORCEINLINE void store_row(Out out, std::int64_t base, std::i
 }
 
 // ---- staged tiles ------------------------------------------------------------------------------
-// Where the time of a large scan goes (docs/perf-notes.md, "Staged tiles", H200): the tile
-// pipeline alone (the same kernel with a protocol that does not wait) runs at 95-98% of
-// the copy; the look-back costs the rest. A tile waits for its prefix about as long as
-// its loads took (4.5 us against 3.2 us at 2^28 int32), holding its registers all the
-// while, and the registers (64 a thread: the tile's 32 items and their prefixes) allow 4
-// blocks of 256 threads per SM (3 for 8-byte values).
+// In a large scan the tile pipeline alone (the same kernel with a protocol that does not
+// wait) runs close to the copy; the look-back costs the rest. A tile waits for its prefix
+// about as long as its loads took, holding its registers all the while, and the
+// registers (64 a thread: the tile's 32 items and their prefixes) allow 4 blocks of 256
+// threads per SM (3 for 8-byte values).
 //
 // So for 16-byte aligned pointers to Acc (the common case) the tile lives in SHARED
 // MEMORY during the wait, not in registers: in step 1 each lane copies its vectors there
@@ -274,22 +271,20 @@ TALLY_DEVICE TALLY_FORCEINLINE void store_row(Out out, std::int64_t base, std::i
 // 5 blocks per SM, where the register tiles allowed 3-4.
 // Each lane reads back only the vectors it copied, at the same addresses, so its own
 // wait for its copies (cp.async.wait_all) orders everything; no barrier. A partial last
-// tile is staged with ordinary loads (padded as in load_tile).
-// Measured (H200, docs/perf-notes.md): int32 at 2^28 from 77 to 79% of the copy, double
-// at 2^27 from 74 to 82%. The look-back's wait itself is unchanged: hiding it is what
-// the pipelined scan of the large scans does (single_pass/pipelined.cuh; there a write-back
-// scan of each row replaces the second scan of step 5).
+// tile is staged with ordinary loads (padded as in load_tile). The gain:
+// docs/performance.md, "What each path earns". The look-back's wait itself stays: hiding
+// it is what the pipelined scan of the large scans does (single_pass/pipelined.cuh; there
+// a write-back scan of each row replaces the second scan of step 5).
 //
 // A tile staged in shared memory, or none (the tile in registers).
 enum class staging { none, rescan };
 
 // The register budget that gives those 5 blocks of 256 threads: the compiler is held to
-// it (__launch_bounds__' second argument), because left alone it spent 68-72 registers
-// on the exclusive kernels (3 blocks per SM; 74% of the copy against 79% inclusive; with
-// the budget 77%, and 12-16 bytes spilled). Not for the deterministic kernels, whose
-// wider look-back window needs more, nor for the others: 0 leaves the compiler free (a
-// 1 does not: it changed their register counts, and the deterministic staged kernels
-// lost 10 points of the copy).
+// it (__launch_bounds__' second argument), because left alone it gives the exclusive
+// kernels more registers (3 blocks per SM), which costs more than the few bytes the
+// budget spills. Not for the deterministic kernels, whose wider look-back window needs
+// more, nor for the others: 0 leaves the compiler free (a 1 does not: it changes their
+// register counts and slows the deterministic staged kernels).
 inline constexpr int staged_registers = 48;
 template <int Threads, bool Staged, bool Deterministic>
 inline constexpr int min_blocks_per_sm =
@@ -349,9 +344,9 @@ TALLY_DEVICE TALLY_FORCEINLINE void read_staged_row(const vector_of<Acc, L::vec>
   for (int k = 0; k < L::vec; ++k) items[k] = v.v[k];
 }
 
-// Shared memory for a staged tile (nothing for the others), aligned to 128 bytes: the
-// same kernel with the tile 16-byte aligned behind the other shared variables ran at
-// 70% of the copy instead of 80% (docs/perf-notes.md, "Staged tiles").
+// Shared memory for a staged tile (nothing for the others), aligned to 128 bytes: a tile
+// only 16-byte aligned behind the other shared variables makes the kernel markedly
+// slower (docs/performance.md, "What each path earns").
 template <class Acc, class L>
 struct alignas(128) staged_tile {
   using vector = vector_of<Acc, L::vec>;
@@ -388,7 +383,7 @@ TALLY_DEVICE TALLY_FORCEINLINE void apply_prefix(const maybe<Acc>& p, Acc (&item
 
 // c ? x : y for the 4-, 8- and 16-byte values of staged tiles, as selp instructions (one
 // per 8 bytes): the compiler cannot turn it into a branch (single_pass/pipelined.cuh,
-// with_local_prefix, says what such a branch cost; the segmented tile kernel uses it too).
+// with_local_prefix, says why; the segmented tile kernel uses it too).
 template <class Acc>
 TALLY_DEVICE TALLY_FORCEINLINE Acc select_value(bool c, const Acc& x, const Acc& y) {
   static_assert(sizeof(Acc) == 4 || sizeof(Acc) == 8 || sizeof(Acc) == 16,
@@ -423,11 +418,10 @@ TALLY_DEVICE TALLY_FORCEINLINE Acc select_value(bool c, const Acc& x, const Acc&
 }
 
 // ---- the small-n path ------------------------------------------------------------------------
-// At small n a scan is latency: an empty kernel takes about 2.8 us between events on an
-// H200, the copy of 2^16 int32 3.2 us. Two costs of the large tiles show there
-// (docs/perf-notes.md, "The small-n path"): one block needs about 0.2 us more per
-// doubling of its tile (8192 int32: 4.6 us alone), and the ticket's round trip comes
-// before a block knows which tile to load. So for pointers to vectorisable values that
+// At small n a scan is latency, and two costs of the large tiles show there: a block
+// takes longer the larger its tile, and the ticket's round trip comes before a block
+// knows which tile to load (docs/performance.md, "Plans and thresholds"). So for
+// pointers to vectorisable values that
 // are 16-byte aligned, and n of at most `small_path_max_tiles` tiles of a smaller tuning
 // (2048 4-byte or 1024 8-byte items: 8 KiB), the public scans run (above the n that one
 // block holds, which the one-block scan takes: single_pass/one_block.cuh)
@@ -442,26 +436,26 @@ TALLY_DEVICE TALLY_FORCEINLINE Acc select_value(bool c, const Acc& x, const Acc&
 //
 // ---- tiles by block ------------------------------------------------------------------------
 // The same goes for the default tiles wherever the device holds their whole grid at once
-// (for int32 sums on an H200: 4 blocks of the kernel per SM, 528 tiles of 8192, up to
-// 2^22 values; the pipelined kernel takes over from 2^23): the public scans of 16-byte
-// aligned pointers run them by block, in a cooperative launch, checked against the
-// kernel's own resident grid (co_resident_grid, occupancy.cuh); a larger grid runs the
-// ticket kernels. Measured (docs/perf-notes.md, "Tiles by block"): 0.35-0.8 us less
-// from 2^18 to 2^22 values, the ticket's round trip that the loads no longer wait for.
+// (for int32 sums 4 blocks of the kernel per SM, tiles of 8192; larger inputs from
+// pipelined_min_bytes take the pipelined kernel): the public scans of 16-byte aligned
+// pointers run them by block, in a cooperative launch, checked against the kernel's own
+// resident grid (co_resident_grid, occupancy.cuh); a larger grid runs the ticket kernels.
+// The gain is the ticket's round trip, which the loads do not wait for
+// (docs/performance.md, "What each path earns").
 //
 // ---- states that hold anything ----------------------------------------------------------------
 // In caller storage (options.storage) or a graph's call-owned allocation the state holds
-// anything, so the descriptors must be cleared before any tile reads them: by a
-// cudaMemsetAsync before the kernel, a second launch (1.1-1.9 us; what made the caller-
-// storage form 0.94-0.99x CUB at some sizes). A grid run by block clears them itself
+// anything, so the descriptors must be cleared before any tile reads them. A
+// cudaMemsetAsync before the kernel would be a second launch. A grid run by block clears
+// them itself
 // instead (tile_state::unzeroed): each block clears its own tile's descriptor, issues its
 // loads, arrives at a grid-wide barrier (cooperative_groups: every block is resident, the
 // launch is cooperative), scans its tile, and waits at the barrier before its look-back:
 // every descriptor it may read has been cleared by then, and every later store to one is
 // this call's. No tickets (the header holds anything too): every tag is of
 // unzeroed_state_epoch. Split in arrive and wait, the barrier's round trips overlap the
-// loads and the local scans (on an H200 0.5-1.4 us faster than the memset, but even for
-// the 8-byte small-path tiles: docs/perf-notes.md, "States that hold anything").
+// loads and the local scans, which makes it cheaper than a memset (docs/performance.md,
+// "What each path earns").
 // The ticket kernels, whose grid the device may not hold at once, need the zeroed header
 // for their tickets: clear_kernel zeroes the state and the ticket kernel is launched as
 // its programmatic dependent (dependent_launch.cuh), so that its launch overlaps the
@@ -715,8 +709,8 @@ constexpr bool acc_pointers() {
 // 16-byte aligned pointers to a vectorisable Acc, at most small_path_max_tiles of its
 // tiles, and (for more than one tile) a device that can hold them all at once. Not where
 // n fits one default tile and the state would have to be zeroed first (caller storage, or
-// a graph being captured): there the default tile needs no state, while the small tiles'
-// memset launch costs more (about 1 us) than they save.
+// a graph being captured): there the default tile needs no state, while clearing the
+// small tiles' state costs more than they save.
 template <class Acc, class In, class Out>
 bool small_path_takes(In in, Out out, std::int64_t n, const options& o, const char* function) {
   if constexpr (acc_pointers<Acc, In, Out>()) {

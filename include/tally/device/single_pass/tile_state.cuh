@@ -10,9 +10,9 @@
 //      tile alone; inclusive: the reduction of everything up to and including the tile)
 //      and the value, which later tiles read.
 //
-// Epochs instead of an initialisation kernel. CUB clears the descriptors with a second
-// kernel before every scan; at small n that launch doubles the time. Here the state is
-// reused from call to call without a reset:
+// Epochs instead of an initialisation kernel. Clearing the descriptors with a second
+// kernel before every scan adds a launch, a large share of a small scan's time. Here the
+// state is reused from call to call without a reset:
 //   - the ticket counter is one 64-bit word, (epoch << 32) | count. A block's
 //     atomicAdd(header, 1) returns its ticket (count) and the call's epoch together; the
 //     block that draws the last ticket (count == tiles - 1) knows every ticket of this
@@ -42,11 +42,11 @@
 //   (head, 5..8-byte value) pairs of the segmented scans: the 5..8-byte format's word
 //               with the value, the head in the status (status 3: an aggregate with a
 //               head; at tile_descriptors<P, 9>).
-//   9..16 bytes four 8-byte quarters, each (tag << 32 | 32 value bits), 32 bytes one to
-//               a 128-byte line, written with two 16-byte stores; a reader loads both
-//               halves (one round trip: the loads are independent) and accepts the
-//               quarters only when all four carry the same tag, as for 5..8 bytes.
-//   > 16 bytes  a tag array and two value arrays (aggregate, inclusive: a reader of an
+//   9..64 bytes 4 to 16 8-byte quarters, each (tag << 32 | 32 value bits), one descriptor
+//               to a 128-byte line, written with 16-byte stores; a reader loads them all
+//               (one round trip: the loads are independent) and accepts the quarters
+//               only when all carry the same tag, as for 5..8 bytes.
+//   > 64 bytes  a tag array and two value arrays (aggregate, inclusive: a reader of an
 //               aggregate must never see it overwritten by the inclusive value). The
 //               writer stores the value, then the tag with RELEASE semantics; a reader
 //               loads the tag with ACQUIRE semantics, then the value: the release/acquire
@@ -141,7 +141,7 @@ TALLY_DEVICE inline ticket open_ticket(unsigned long long word, unsigned long lo
     // A plain relaxed store is enough: every other atomic on the header precedes ours in
     // its coherence order (ours returned the last count), and this store follows ours in
     // program order on the same address. (An atomicExch would do the same and make the
-    // thread wait for a reply nobody needs; the single-pass reduce measured that wait.)
+    // thread wait for a reply nobody needs.)
     store_relaxed(header, static_cast<unsigned long long>(t.epoch + 1u) << 32);
   }
   return t;
@@ -153,8 +153,8 @@ TALLY_DEVICE inline ticket draw_ticket(unsigned long long* header, std::int64_t 
 
 // ---- descriptor formats ------------------------------------------------------------------
 // The format of a tile's descriptor, by the width of its value: 4 (one 8-byte word), 8 (one
-// 16-byte word), 16 (9 to 64 bytes: two to eight 16-byte words of tagged quarters; named
-// when it held 16 bytes at most), 32 (more than 64 bytes: three arrays); and 9 for the
+// 16-byte word), 16 (9 to 64 bytes: two to eight 16-byte words of tagged quarters),
+// 32 (more than 64 bytes: three arrays); and 9 for the
 // segmented scans' (head, value) pairs of 5-8-byte values, 16 bytes and more as a pair:
 // format 8's word, the head in the status.
 template <class T>
@@ -178,12 +178,10 @@ struct tile_descriptors;
 
 // Accumulators of at most 4 bytes: one 8-byte word per tile, alone in a 128-byte line
 // (`stride` words apart). Packed 16 to a line, the descriptors of the few hundred tiles
-// in flight sat in a handful of lines, so one or two L2 slices served every poll and
-// every publish of the whole grid, and the data of every tile passing through those
-// slices waited behind them: one line per descriptor took the pipelined scan of int32 on
-// an H200 from 89.6% to 93.2% of a copy, the deterministic float scan from 83% to 92%
-// (docs/perf-notes.md, "One line per descriptor"). It costs 128 bytes of state per tile
-// (4 MiB at 2^28 int32).
+// in flight would sit in a handful of lines, so one or two L2 slices would serve every
+// poll and every publish of the whole grid, and the data of every tile passing through
+// those slices would wait behind them (docs/performance.md, "What each path earns"). It
+// costs 128 bytes of state per tile (4 MiB at 2^28 int32).
 template <class T, spacing S>
 struct tile_descriptors<T, S, 4> {
   static_assert(std::is_trivially_copyable_v<T>, "tile values must be trivially copyable");
@@ -210,12 +208,10 @@ struct tile_descriptors<T, S, 4> {
 };
 
 // 5 to 8 bytes: one 16-byte word per tile, the tag repeated in each 8-byte half; alone in
-// a 128-byte line (`stride` 8-byte words apart) like format 4. Spread out, they took the
-// plain int64 and double scans on an H200 from 93.2-93.7% to 94.4-94.7% of a copy at
-// 2^27 (89.3-90.6% to 90.5-91.6% at 2^25; the deterministic double scan unchanged), and
-// the segmented scans of 4-byte values (their (head, value) pairs) 1.8-3.6% faster at
-// segments of 2^16, but 2% slower by keys with one segment and 0.4-0.8% slower at
-// segments of 32 (docs/perf-notes.md, session 46). It costs 128 bytes of state per tile.
+// a 128-byte line (`stride` 8-byte words apart) like format 4, for the same reason: a
+// gain for the plain 8-byte scans and for most segmented scans of 4-byte values (their
+// (head, value) pairs), against a small loss in a few segmented cases
+// (docs/performance.md, "What each path earns"). It costs 128 bytes of state per tile.
 template <class T, spacing S>
 struct tile_descriptors<T, S, 8> {
   static_assert(std::is_trivially_copyable_v<T>, "tile values must be trivially copyable");
@@ -252,11 +248,9 @@ struct tile_descriptors<T, S, 8> {
 // status_aggregate for it, and the head. (Where an inclusive value's head would be false,
 // a segmented reduce whose first segment starts past element 0, it reads as true: a
 // prefix's head changes no value under segmented_op, only the head of what follows it.)
-// As a pair these would take 16 bytes, in session 47 format 32: three packed arrays, a poll
-// that reads the tag and then the value. With this format their segmented scans took 17-24%
-// less time with one segment on an H200, 15-18% with segments of 2^16 and 6-11% with
-// segments of 32 (docs/perf-notes.md, session 47). Session 46 measured the same for pairs of 4-byte
-// values (an 8-byte word in place of format 8's 16 bytes): no gain, so those stay format 8.
+// As a pair these would take 16 bytes and four tagged quarters; format 8's word carries
+// them in one 16-byte access (docs/performance.md, "What each path earns"). Pairs of
+// 4-byte values keep format 8: an 8-byte word in place of its 16 bytes gains nothing.
 template <class P, spacing S>
 struct tile_descriptors<P, S, 9> {
   using T = decltype(P::value);
@@ -289,13 +283,9 @@ struct tile_descriptors<P, S, 9> {
 // single-copy atomic (8 bytes); a reader accepts the quarters only when all carry the same
 // tag: a tile writes at most one aggregate and one inclusive value in an epoch, so one tag
 // (epoch and status) names one write, and quarters of one tag are that write's whatever
-// order they landed in. Until session 52 the values of 9-16 bytes took format 32 (three
-// packed arrays, a poll that reads the tag, then the value: two round trips, and the tags
-// of all tiles in flight in a few lines); with four quarters, the pipelined kernel over
-// 16-byte column pairs went from 1.47-1.57x the copy to 1.24-1.32x from 128 MiB, and the
-// kernel of one tile a ticket took 23-30% less time at 16 MiB (H200; docs/perf-notes.md,
-// session 52). Values of 17-64 bytes followed in session 57 (docs/perf-notes.md, "Tagged
-// quarters for values of 17 to 64 bytes").
+// order they landed in. Format 32's packed arrays would cost a poll two round trips (the
+// tag, then the value) and put the tags of all tiles in flight in a few lines
+// (docs/performance.md, "What each path earns").
 template <class T, spacing S>
 struct tile_descriptors<T, S, 16> {
   static_assert(std::is_trivially_copyable_v<T>, "tile values must be trivially copyable");
