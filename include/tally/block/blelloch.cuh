@@ -27,6 +27,11 @@
 //
 // ConflictFree = true stores position i at i + i / 32 (see brent_kung_conflict_free.cuh).
 //
+// Blelloch has no block_scan value of its own: the device API reaches it only as the
+// exclusive form of block_scan::brent_kung (ConflictFree = false) and
+// block_scan::brent_kung_conflict_free (ConflictFree = true); see
+// device/multi_pass/block_algorithms.cuh.
+//
 // Partial tiles: causal, as every scan here: pad past the last valid item with any
 // defined value.
 #pragma once

@@ -17,7 +17,12 @@
 //               so every warp stays busy with few active lanes (control divergence);
 //   contiguous: thread t computes index = (t + 1) * 2 * stride - 1, so the active
 //               threads are the first N / (2 * stride): whole warps retire early.
-// Both apply exactly the same operations.
+// Both apply exactly the same operations. block_scan::brent_kung uses the contiguous
+// indexing; the divergent one has no block_scan value (tests and the bench reach it
+// through brent_kung_divergent_selector).
+//
+// From the device API, block_scan::brent_kung's exclusive scan is Blelloch's down-sweep
+// (blelloch.cuh); exclusive_scan_items below (the shifted load) serves direct block use.
 //
 // Partial tiles: causal (position j depends only on positions <= j): pad past the last
 // valid item with any defined value. No identity needed; non-commutative operators work.
@@ -122,8 +127,8 @@ class brent_kung_scan : public scan_interface<Derived, T, ItemsPerThread> {
     return buf[Address::at(tile_items - 1)];
   }
 
-  // Shifted load (PMPP 11.5 applied to Brent-Kung): item i to position i + 1, the seed
-  // to position 0; the last item is folded into the total by its thread.
+  // Shifted load (PMPP 11.1-11.2, applied to Brent-Kung): item i to position i + 1, the
+  // seed to position 0; the last item is folded into the total by its thread.
   template <class Op>
   TALLY_DEVICE T exclusive_scan_items(T (&items)[ItemsPerThread], const T& init, Op& op) {
     T* buf = s_.buffer.data();

@@ -9,6 +9,8 @@
 // words) they all fall in the same bank and serialise. Storing logical position i at
 // address i + i / 32 (one padding word after every 32) spreads them over the banks.
 // Same operations and barriers as brent_kung.cuh (contiguous indexing); 1/32 more memory.
+// From the device API, block_scan::brent_kung_conflict_free's exclusive scan is Blelloch's
+// down-sweep with the same padding (blelloch.cuh, ConflictFree = true).
 #pragma once
 
 #include "tally/block/brent_kung.cuh"

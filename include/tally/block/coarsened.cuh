@@ -1,7 +1,7 @@
 // tally/block/coarsened.cuh -- block scan: the three-phase coarsened scan.
 //
-// Algorithm: PMPP (Hwu, Kirk & El Hajj) chapter 11.6, "segmented/coarsened scan for
-// higher work efficiency" (thread coarsening of a Kogge-Stone scan).
+// Algorithm: PMPP (Hwu, Kirk & El Hajj) chapter 11.5, thread coarsening for more work
+// efficiency (the coarsened three-phase scan over a Kogge-Stone scan of the totals).
 //
 // Each thread owns a contiguous subsection of ItemsPerThread items (the blocked
 // arrangement; block/tile_io.cuh does PMPP's coalesced load through shared memory):

@@ -45,9 +45,9 @@ class block_scan_kogge_stone
     return buf[tile_items - 1];  // written before scan_buffer's last barrier
   }
 
-  // The shifted load of PMPP's exclusive Kogge-Stone: item i goes to position i + 1 and
-  // the seed to position 0, so the inclusive scan of the buffer is the exclusive scan of
-  // the items. The last item falls off the buffer; its thread folds it into the total.
+  // The shifted load of PMPP's exclusive Kogge-Stone (11.1-11.2): item i goes to position
+  // i + 1 and the seed to position 0, so the inclusive scan of the buffer is the exclusive
+  // scan of the items. The last item falls off the buffer; its thread folds it into the total.
   template <class Op>
   TALLY_DEVICE T exclusive_scan_items(T (&items)[ItemsPerThread], const T& init, Op& op) {
     T* buf = s_.buffer.data();

@@ -3,7 +3,7 @@
 // A tile is BlockThreads * ItemsPerThread consecutive elements starting at `base`. The
 // block scans want the BLOCKED arrangement (thread t holds tile items t*I .. t*I + I - 1);
 // reading that arrangement straight from global memory would make each warp access
-// 32 * I scattered words per instruction. So, as in PMPP 11.6 phase 1, the tile is read
+// 32 * I scattered words per instruction. So, as in PMPP 11.5 phase 1, the tile is read
 // in the STRIPED arrangement (in step k, thread t reads item k * BlockThreads + t: one
 // contiguous, coalesced run per warp), stored to shared memory, and read back blocked.
 // Stores go the other way.
@@ -66,7 +66,7 @@ class tile_io {
   TALLY_DEVICE void store(Out out, std::int64_t base, int valid, const T (&items)[ItemsPerThread],
                           int shift = 0) {
     T* smem = s_.exchange.data();
-    __syncthreads();  // the exchange storage is no longer read by a previous use
+    __syncthreads();  // a previous use of the exchange storage has finished reading it
 #pragma unroll
     for (int k = 0; k < ItemsPerThread; ++k) smem[pad(tid_ * ItemsPerThread + k)] = items[k];
     __syncthreads();  // the whole tile is in shared memory before the striped reads
@@ -84,7 +84,7 @@ class tile_io {
   TALLY_DEVICE void load_shifted_impl(In in, std::int64_t base, int valid,
                                       T (&items)[ItemsPerThread], const T* first) {
     T* smem = s_.exchange.data();
-    __syncthreads();  // the exchange storage is no longer read by a previous use
+    __syncthreads();  // a previous use of the exchange storage has finished reading it
     // the number of elements read from `in`, and the offset of the first one in the tile
     constexpr int offset = Shifted ? 1 : 0;
     const int reads = valid - offset;

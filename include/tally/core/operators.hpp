@@ -5,8 +5,9 @@
 // (algorithms always combine `op(earlier, later)`).
 //
 // An identity e of an operator satisfies op(e, x) == x == op(x, e). Algorithms that need
-// one (Blelloch's down-sweep, padding a partial tile) ask `has_identity_v<Op, T>`;
-// for an operator without a known identity they use an algorithm that does not need one.
+// one (Blelloch's unseeded exclusive scan, the strided reductions of commutative
+// operators) ask `has_identity_v<Op, T>`; for an operator without a known identity they
+// use an algorithm that does not need one.
 #pragma once
 
 #include <limits>

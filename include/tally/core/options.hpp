@@ -12,10 +12,10 @@ namespace tally {
 
 // How a device-wide scan is split across blocks.
 enum class scan_strategy {
-  automatic,            // the fastest measured strategy for the size and type
-  scan_then_propagate,  // scan blocks, scan block sums, add them back (three kernels)
+  automatic,            // the production plans, chosen by device/detail/dispatch.cuh
+  scan_then_propagate,  // scan blocks, scan block sums, add them back (three kernels; PMPP 11.6)
   reduce_then_scan,     // reduce blocks, scan the sums, scan blocks seeded by their prefix
-  chained,              // single pass, each tile waits for its predecessor (Yan et al. 2013)
+  chained,              // single pass, each tile waits for the one before (Yan 2013; PMPP 11.7)
   decoupled_lookback,   // single pass with a warp-wide look-back (Merrill & Garland 2016)
 };
 

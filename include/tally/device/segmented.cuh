@@ -37,36 +37,29 @@
 // Asynchronous on options.stream.
 //
 // Algorithm (docs/algorithms.md): one pass whatever the segment lengths -- the flag-
-//   augmented operator inside the decoupled look-back scan. 16-byte aligned pointers to 4-
-//   and 8-byte values (with one-byte flags, for the flag forms) take a tile kernel that
-//   stages values and heads in shared memory; each tile finds its heads in the offsets by
-//   a search, compares its keys, copies its flags, or computes them for batched scans
-//   along the last axis (device/segmented/tile_heads.cuh); from 32 MiB of values on,
-//   the scans by flags, by keys (16-byte aligned pointers to keys of 1-8 bytes), by
-//   offsets (the heads first become a bitmap) and of equal lengths run the pipelined
-//   kernel of the plain scan instead, a block working on the next tile while it waits
-//   for a prefix (device/segmented/pipelined.cuh); any other input the pair scan
-//   of device/segmented/pairs_scan.cuh, where the offsets forms first build a head
-//   bitmap.
-//   Batched scans along the last axis are segmented scans of equal lengths; lines that
-//   fill 3/4 of a tile (most lengths up to 2048) run in tiles of whole lines that never
-//   wait for one another (device/batched/whole_lines.cuh); longer lines of a whole number
-//   of tiles (multiples of 8192 4-byte or 2048 8-byte values), below 32 MiB, the plain
-//   scan's kernel, each line's first tile starting afresh (single_pass/tile_pipeline.cuh, "Lines";
-//   the look-back strategy). Along another axis a tiled scan
-//   of all columns side by side with a look-back per column (device/detail/
-//   batched/strided.cuh; two 4-byte columns: a scan of 8-byte column pairs; lines of at most
-//   32 elements: one thread per line, or per 16-byte word of four 4-byte lines; rows of
-//   whole 32-byte pieces (of 128-byte lines, else 64, where they are), or of 16 bytes in slices of whole
-//   128-byte lines, in at most 8192 chains of tiles, from
-//   16 MiB on: persistent blocks that scan a tile while looking back for the one before,
-//   device/batched/pipelined_columns.cuh, a tile of rows of several lines copied by one
-//   tensor copy).
-//   segmented_reduce of 16-byte aligned 4- and 8-byte values: from 2^24 values, or a mean
-//   segment of 8 KiB, long ranges a block (device/segmented/ranges_reduce.cuh; a range
-//   whose segments average 2 KiB or more folded like a plain reduce, by warps, where
-//   the operator is commutative with an identity), else the tile kernel, both one launch
-//   writing only the results.
+//   augmented operator inside the decoupled look-back scan.
+//   Flags, keys, offsets: 16-byte aligned pointers to 4- and 8-byte values (one-byte
+//     flags for the flag forms) take a tile kernel that stages values and heads in shared
+//     memory; each tile finds its heads in the offsets by a search, compares its keys or
+//     copies its flags (device/segmented/tile_heads.cuh). Large inputs run the pipelined
+//     kernel of the plain scan instead, a block working on the next tile while it waits
+//     for a prefix (device/segmented/pipelined.cuh; the offsets first become a head
+//     bitmap). Any other input: the pair scan (device/segmented/pairs_scan.cuh), where the
+//     offsets forms first build a head bitmap.
+//   Batched along the last axis: segmented scans of equal lengths. Lines that fill most of
+//     a tile run in tiles of whole lines that never wait for one another
+//     (device/batched/whole_lines.cuh); lines of a whole number of tiles the plain scan's
+//     kernel, each line's first tile starting afresh (single_pass/tile_pipeline.cuh,
+//     "Lines"); others the pipelined or the tile kernel, with computed heads.
+//   Batched along another axis: a tiled scan of all columns side by side with a look-back
+//     per column (device/batched/strided.cuh); rows of 2-4 columns in one slice as one
+//     scan of column groups; lines of at most 32 elements one thread per line; large
+//     inputs persistent blocks that scan a tile of rows while looking back for the one
+//     before, each tile copied by one tensor copy (device/batched/pipelined_columns.cuh).
+//   segmented_reduce of 16-byte aligned 4- and 8-byte values: long ranges a block
+//     (device/segmented/ranges_reduce.cuh), else the tile kernel, both one launch writing
+//     only the results.
+//   Which sizes take which plan: docs/performance.md, "Plans and thresholds".
 //   Launches per call: one for flags, keys, batched and, with the tile kernel, the offsets
 //   forms and segmented_reduce (plus the first-call growth of the per-stream state buffer,
 //   as for tally::inclusive_scan). Otherwise (the pipelined kernel or the pair scan) the
@@ -76,8 +69,8 @@
 //   stream-ordered allocation of n accumulators (the bitmap, the seeded scan, then a
 //   gather of segment ends).
 // options.strategy: automatic or decoupled_lookback (or chained, the slow teaching form);
-//   options.block: automatic or warp_scans; options.storage must be empty (caller storage
-//   is not supported by these forms yet); options.deterministic: floating-point results
+//   options.block: automatic or warp_scans; options.storage must be empty (these forms do
+//   not take caller storage); options.deterministic: floating-point results
 //   identical bit for bit from run to run (the look-back combines strictly left to right).
 // Errors: std::invalid_argument naming the function and the argument for n < 0,
 //   num_segments < 0, a null pointer with elements, a bad shape or axis, and the options
@@ -240,11 +233,11 @@ void offsets_scan(const char* function, In in, Out out, std::int64_t n, Offsets 
 
 // segmented_reduce with n >= 1, for a 16-byte aligned pointer to a 4- or 8-byte
 // accumulator type: one pass that writes only the segments' results, by long ranges
-// (segmented/ranges_reduce.cuh) from 2^24 values on or where segments average at least 8 KiB
-// (2048 4-byte values, 1024 8-byte ones), else by tiles (segmented/tile_heads.cuh: as fast or
-// faster for shorter segments at 2^20-2^22 where the lengths vary, docs/perf-notes.md,
-// "The pieces by warps"); otherwise the seeded inclusive scan into scratch (n
-// accumulators), then a gather of the segment ends.
+// (segmented/ranges_reduce.cuh) from ranges_min_n values on or where segments average at
+// least ranges_min_mean_bytes, else by tiles (segmented/tile_heads.cuh, as fast or faster
+// for shorter segments of varying lengths: docs/performance.md, "Plans and thresholds");
+// otherwise the seeded inclusive scan into scratch (n accumulators), then a gather of the
+// segment ends.
 inline constexpr std::int64_t ranges_min_n = thresholds.ranges_min_n;
 inline constexpr std::int64_t ranges_min_mean_bytes = thresholds.ranges_min_mean_bytes;
 template <class Acc, class In, class Offsets, class Out, class Op>
@@ -279,11 +272,10 @@ void reduce(const char* function, In in, std::int64_t n, Offsets offsets, std::i
 // Lines of a whole number of tiles (the batched scans along the last axis, look-back
 // strategy): the plain single-pass scan over all n values, tiles by block where the
 // device holds them all (else tickets), each line's first tile starting afresh
-// (single_pass/tile_pipeline.cuh, "Lines"). No heads and no pairs: a line costs about what a plain
-// scan of the same n costs (docs/perf-notes.md: (2, 2^20) int32 from 2.15x the copy in the
-// tile kernel to 1.57x, the plain scan of 2^21 1.60x). The tiles: the plain scan's for
-// 4-byte values (8192), and 2048 for 8-byte ones (the plain scan's 3072 divides no power
-// of two; 2048 measured as fast as 3072 here).
+// (single_pass/tile_pipeline.cuh, "Lines"). No heads and no pairs, so a line costs about
+// what a plain scan of the same n costs (docs/performance.md, "What each path earns").
+// The tiles: the plain scan's for 4-byte values (8192), and 2048 for 8-byte ones (the
+// plain scan's 3072 divides no power of two).
 template <class Acc>
 constexpr single_pass::single_pass_tuning lines_tuning() {
   return sizeof(Acc) == 4 ? single_pass::default_single_pass_tuning<Acc>()
@@ -304,8 +296,8 @@ void tile_lines_scan(const char* function, const Acc* in, Acc* out, std::int64_t
 
 // Segments of len elements (the batched scans along the last axis), 16-byte aligned
 // pointers to a 4- or 8-byte accumulator type: lines that fill tiles well in tiles of
-// whole lines, lines that divide a 16-byte word a word per thread (batched/whole_lines.cuh: no
-// look-back; most lengths up to 2048 values); others the
+// whole lines, lines that divide a 16-byte word a word per thread (batched/whole_lines.cuh:
+// no look-back; most lengths up to 2048 values); others the
 // pipelined kernel from segmented_pipelined::min_bytes of values on (len < 2^31); below
 // that, lines of a whole number of tiles the plain scan's kernel (tile_lines_scan above;
 // not for the chained strategy), others the tile kernel. The pipelined and tile kernels
@@ -335,26 +327,16 @@ void equal_lengths_scan(const char* function, const Acc* in, Acc* out, std::int6
 // operator applies column by column, so every column of a slice is scanned by ONE scan over
 // its rows. One slice: the single-pass scan of the groups; several (two 4-byte columns
 // only): the tile kernel with segments of len rows. Either runs at the full width of
-// 16-byte vectors where the strided kernel's tiles are 2 or 4 columns wide
-// (docs/perf-notes.md). Measured against the strided kernel, H200: two 8-byte columns
-// 0.52-0.61x its time from (2^21, 2) on, 0.65-0.76x at (2^16, 2)-(2^20, 2) (session 52);
-// four 4-byte columns 0.52-0.73x of the public call's time before (the strided kernel, or
-// from 16 MiB the 1-word swizzled column tiles of batched/pipelined_columns.cuh) from (2^10, 4) to
-// (2^25, 4), with the 16-byte values scanned by rows; by lane runs (single_pass/pipelined.cuh)
-// (2^23, 4) int32 1.13-1.15x the copy and (2^25, 4) 1.07x, where the call took 2.42x and
-// 2.34x (session 55, "Rows of four 4-byte columns"). With several
-// slices the 16-byte groups stay on the column tiles or the strided kernel (the segmented
-// kernels of equal lengths take 4- and 8-byte values, not 16-byte groups).
-// Three columns of a 4- or 8-byte type in one slice (rows of 12 or 24 bytes: points in 3-D)
-// likewise: one scan of 12- or 24-byte groups, which the pipelined kernel's wide tiles
-// take from 4 MiB (single_pass/pipelined.cuh). Measured (H200, session 56, "The public calls on
-// the landed code"), along axis 0: int32 and float at 64 and 512 MiB 1.20-1.22x and
-// 1.09-1.10x the copy, int64 and double from 128 MiB 1.45-1.48x, where the strided kernel
-// took 2.72-2.81x and 2.38-2.46x ("Rows of 3 to 12 columns"). Below 4 MiB the groups run
-// the tiles by ticket: int32 and float at 1 MiB 1.75-1.76x, against the strided kernel's
-// 2.96x for int32. Rows of 5, 6, 7 and 12 columns would gain as much as plain scans of
-// wide values (20-48 bytes: 1.3-1.7x from 64 MiB, against 2.7x) but are not taken: each
-// width instantiates the whole plain scan once more for every batched call's type.
+// 16-byte vectors, where the strided kernel's tiles are 2 or 4 columns wide
+// (docs/performance.md, "What each path earns"). With several slices the 16-byte groups
+// stay on the column tiles or the strided kernel (the segmented kernels of equal lengths
+// take 4- and 8-byte values, not 16-byte groups).
+// Three columns of a 4- or 8-byte type in one slice (rows of 12 or 24 bytes: points in
+// 3-D) likewise: one scan of 12- or 24-byte groups, which the pipelined kernel's wide
+// tiles take for large inputs (single_pass/pipelined.cuh); smaller ones run the tiles by
+// ticket. Rows of 5, 6, 7 and 12 columns would gain as plain scans of wide values do, but
+// are not taken: each width instantiates the whole plain scan once more for every
+// batched call's type.
 // A group is aligned to its size where that is a power of two (8 and 16 bytes: the
 // vectorised and 16-byte paths take it), otherwise as T (three columns: 12 or 24 bytes).
 template <class T, int Cols>
@@ -440,10 +422,10 @@ void batched(const char* function, In in, Out out, const axis_view& v, Acc init,
         if (v.inner == 4 && column_groups<Exclusive, 4>(function, in, out, v, init, op, o)) return;
       }
     }
-    // rows of whole 32-byte pieces (whole 128-byte lines, else 64-byte or 32-byte pieces), or of 16 bytes in
-    // slices of whole lines, in chains of more than one
-    // tile: the pipelined column tiles (false: the driver refused the tensor map of rows
-    // of several lines, nothing launched)
+    // rows of whole 32-byte pieces (whole 128-byte lines, else 64- or 32-byte pieces), or
+    // of 16 bytes in slices of whole lines, in chains of more than one tile: the pipelined
+    // column tiles (false: the driver refused the tensor map of rows of several lines,
+    // nothing launched)
     if (pipelined_columns::takes<Acc>(in, out, v.outer, v.len, v.inner, o)) {
       if constexpr (strided::columns_take_v<Acc, In, Out>) {
         if (pipelined_columns::scan_rows<Exclusive, Acc>(function, in, out, v.outer, v.len, v.inner,
@@ -465,8 +447,8 @@ void batched(const char* function, In in, Out out, const axis_view& v, Acc init,
                                   make_seed<Acc, Exclusive>(init), op, o);
   } else {
     // along the last axis: segments of len elements. 16-byte aligned pointers to a 4- or
-    // 8-byte accumulator type: the tile kernel with the heads computed per tile (offsets
-    // j * len); anything else the pair scan with heads computed per element.
+    // 8-byte accumulator type: equal_lengths_scan above; anything else the pair scan with
+    // heads computed per element.
     if constexpr (segmented_offsets::acc_pointer_v<Acc, In> && segmented_offsets::acc_pointer_v<Acc, Out>) {
       if (single_pass::aligned_16(in) && single_pass::aligned_16(out)) {
         equal_lengths_scan<Exclusive>(function, in, out, n, v.len, v.outer, init, op, o);

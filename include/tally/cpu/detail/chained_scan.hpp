@@ -64,9 +64,9 @@ struct alignas(64) tile_state {
 // `seed` is the prefix of tile 0 (the init of an exclusive scan, or empty).
 //
 // Waiting, and helping. A tile waits briefly for its predecessor's inclusive prefix. If
-// it does not come (its owner's thread was descheduled: more runnable threads than
-// cores is common on a 2-core machine), the waiting thread computes the missing prefixes
-// itself: it walks back to the nearest published inclusive prefix and forward again,
+// it does not come (its owner's thread was descheduled, which is common with more
+// runnable threads than cores), the waiting thread computes the missing prefixes itself:
+// it walks back to the nearest published inclusive prefix and forward again,
 // reducing any tile whose aggregate is not published, and publishes each prefix it
 // computes. A prefix is always inclusive(t-1) op aggregate(t), whoever computes it, so
 // results stay identical bit for bit. Helping re-reads input tiles, so it is disabled

@@ -14,8 +14,7 @@
 
 namespace tally::cpu {
 
-// Tuning of the parallel CPU paths (measured on the 2-core development machine and the
-// 16-core GPU host: docs/perf-notes.md).
+// Tuning of the parallel CPU paths (docs/performance.md, "Plans and thresholds").
 struct cpu_tuning {
   // Elements per tile of the chained scan and leaves of the reduction: a tile is read
   // once from memory and scanned again from the core's L2, so it must fit in L2 with room.

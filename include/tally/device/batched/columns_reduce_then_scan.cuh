@@ -6,11 +6,12 @@
 // options.deterministic on floats its look-back may not move past a window of tiles
 // without an inclusive value (so that every prefix is the same left fold in every run),
 // and the frontier of inclusive tiles advances by at most a window (32 tiles) per round
-// trip. One chain of 4096 tiles, (2^20, 32) float along axis 0, took 3.8-4.0x the copy
-// that way, 0.57x the speed of CUB's InclusiveSumByKey (docs/perf-notes.md). Many chains
-// side by side ((16384, 4096): 128) advance together and do not feel it.
+// trip, which makes a single long chain, e.g. (2^20, 32) float along axis 0, slow
+// (docs/performance.md, "What each path earns"). Many chains side by side ((16384, 4096):
+// 128) advance together and do not feel it.
 //
-// The algorithm (the textbook reduce-then-scan, over the same tiles; three launches). A
+// The algorithm (reduce-then-scan, after Merrill & Grimshaw 2009 and Oancea & Henriksen's
+// course notes, over the same tiles; three launches). A
 // chain's tiles are taken in groups of group_tiles consecutive ones:
 //   1. totals_kernel: a block per group scans each of its tiles in registers
 //      (strided::scan_loaded_run, the same code and association as columns_kernel), folds
@@ -24,9 +25,8 @@
 //      S_{q-1} op E_k (two loads), adds it and stores.
 // Every combination is in a fixed order that depends only on the shape: float results
 // are identical from run to run, with no wait on another block anywhere. The data is read
-// twice and written once (1.5 copies' bytes, against the look-back's one copy): (2^20, 32)
-// float 1.75x the copy, against the look-back's 3.8x and CUB InclusiveSumByKey's 2.15x
-// (H200, docs/perf-notes.md, "Deterministic columns by reduce-then-scan").
+// twice and written once (1.5 copies' bytes, against the look-back's one copy), which
+// beats the window-bound look-back on few long chains.
 //
 // The launches overlap (dependent_launch.cuh): step 1 lets step 2 launch at once, step 2
 // waits for step 1's grid before it reads a sum and lets step 3 launch at once, and step
@@ -57,8 +57,8 @@ using strided::threads;
 
 // The tiles of a chain are taken in GROUPS of group_tiles consecutive tiles, so that step
 // 2 scans a chain's group totals, 8 times fewer values than its tiles (one block a chain
-// folding 4095 tile aggregates a column took 31 us, 0.46x the copy at (2^20, 32) float:
-// 128 dependent loads a thread, twice). Step 1 folds a group's tiles in order and stores,
+// folding every tile aggregate of a column would make long chains of dependent loads a
+// thread, twice). Step 1 folds a group's tiles in order and stores,
 // for each tile after the first, the fold of the tiles before it in the group (its
 // in-group prefix E_k); a tile's prefix is then S_{q-1} op E_k, two loads.
 inline constexpr int group_tiles = 8;
@@ -200,9 +200,8 @@ __global__ void __launch_bounds__(prefix_threads)
   }
 }
 
-// Three blocks an SM (80 registers): without the bound ptxas took 119-128 registers, two
-// blocks an SM, and the kernel alone took 1.20-1.25x the copy at (2^20, 32) instead of
-// 1.03-1.10x (with 4-12 bytes of spills).
+// Three blocks an SM: without the bound ptxas takes enough registers for only two, which
+// costs more than the few bytes of spills the bound brings.
 inline constexpr int scan_min_blocks = 3;
 
 // 3. Every tile (block b: row chunk k = b / chains of chain b % chains, in group q = k /
@@ -265,11 +264,10 @@ __global__ void __launch_bounds__(threads, scan_min_blocks) scan_kernel(const Ac
   }
 }
 
-// Where it pays (H200, docs/perf-notes.md, "Deterministic columns by reduce-then-scan"):
-// from 16 MiB (4 MiB of one chain took 4.0x the copy against the look-back's 3.0x: three
-// launches), for 8-byte values at every number of chains measured (1-128: 1.6-1.9x the
-// copy against 2.0-2.9x), for 4-byte values up to 2 chains (1.8x against 2.1-3.9x; from
-// 4 chains on the look-back's window of 32 tiles keeps up: 1.3-1.7x against 1.8x).
+// Where it pays: from min_bytes on (below, three launches cost more than the window-bound
+// look-back), for 8-byte values at any number of chains, for 4-byte values up to 2 chains
+// (from 4 chains on the look-back's window of 32 tiles keeps up) (docs/performance.md,
+// "Plans and thresholds").
 inline constexpr std::int64_t min_bytes = thresholds.columns_reduce_then_scan_min_bytes;
 template <class Acc>
 inline constexpr std::int64_t max_chains = sizeof(Acc) == 4 ? 2 : std::int64_t{1} << 40;

@@ -4,14 +4,12 @@
 // pipeline.
 //
 // Why. columns_kernel (batched/strided.cuh) runs one block per tile: the block loads its
-// tile, waits for every column's prefix, then stores, and holds the tile all the while.
-// On one long chain of tiles ((2^20, 32) int32 along axis 0: 4096 tiles of 256 rows, each
-// below the one before) it takes 1.7x the time of a copy of the same bytes
-// (docs/perf-notes.md, "The batched scans along axis 0"); the plain scan's persistent,
-// pipelined kernel took the same step at large n from about 1.27x to 1.07x. Here the
+// tile, waits for every column's prefix, then stores, and holds the tile all the while,
+// which on one long chain of tiles ((2^20, 32) int32 along axis 0: 4096 tiles of 256
+// rows, each below the one before) leaves it far from a copy's time, as the plain scan's
+// one-block-per-tile kernel is (docs/performance.md, "What each path earns"). Here the
 // blocks are persistent and a block scans its next tile while its look-back warp finds
-// the column prefixes of the one before: (2^20, 32) int32 1.22-1.24x the copy, (2^20,
-// 16) int64 1.20-1.21x (docs/perf-notes.md, "Version 10"). single_pass/pipelined.cuh's banner explains
+// the column prefixes of the one before. single_pass/pipelined.cuh's banner explains
 // the pipeline (the producer, the compute warps' steps a-c, the look-back warp), its
 // mbarriers, the memory ordering inside the block and why it cannot deadlock; this kernel
 // runs the same steps, and this banner says only what differs.
@@ -55,9 +53,8 @@
 // Not deterministic for floats: where the walk stops depends on timing. With
 // options.deterministic, values whose operator is not exact keep columns_kernel's
 // deterministic mode, or, in few long chains, the reduce-then-scan
-// (batched/columns_reduce_then_scan.cuh: 1.75x the copy on one chain): the deterministic window
-// here (a look-back waits in a window until it holds an inclusive tile) took 5.1-5.2x the
-// copy on one chain, against columns_kernel's 3.8-4.0x (docs/perf-notes.md, "Version 9").
+// (batched/columns_reduce_then_scan.cuh): a deterministic window here (a look-back that
+// waits in a window until it holds an inclusive tile) is slower than both on one chain.
 //
 // Tiles of 4 column words instead of 8 (the kernel's Words): 64-byte tile rows, 512 rows
 // a tile, W = 16 int32 or 8 int64 columns, a warp holding eight runs; the public call
@@ -73,11 +70,9 @@
 // whole 32-byte pieces (inner a multiple of 8 int32 or 4 int64 columns) or of exactly 16
 // bytes in slices of whole 128-byte lines, lines longer than one tile, at most max_chains
 // chains (outer x column groups) and at least min_bytes of data; anything else keeps
-// batched/strided.cuh. (Rows of several lines were first tried in session 23 with the
-// tile copied row by row, on (16384, 4096) along axis 0, 128 chains of 32-column tiles:
-// no faster than columns_kernel, 1.22x the copy against 1.21x, with 16-byte cp.async
-// copies; 2.1x with a bulk copy a row. Session 53 copies them with one tensor copy a tile:
-// docs/perf-notes.md, "Column groups by tensor copies".)
+// batched/strided.cuh. Rows of several lines take one tensor copy a tile: copied row by
+// row (16-byte cp.async copies, or a bulk copy a row) the tile is no faster than
+// columns_kernel.
 #pragma once
 
 #include <cstddef>
@@ -120,58 +115,43 @@ inline constexpr int box_rows_of = rows_of<Words> < 256 ? rows_of<Words> : 256;
 inline constexpr int stages = 2;
 inline constexpr unsigned stage_bytes = tile_rows * 128u;  // 32 KiB, whatever the words
 // Rows of exactly 64 bytes (16 int32 or 8 int64 columns) take tiles of 4 column words, 512
-// rows: (2^21, 16) int32 along axis 0 1.22-1.23x the copy, (2^21, 8) int64 1.29-1.31x,
-// against strided_kernel's 2.69-2.70x and 2.38-2.40x (H200, session 53, docs/perf-notes.md,
-// "Column words of 4"); rows of 192-448 bytes, session 54, below (words_for). Rows of
-// 128 bytes keep 8 words: cut into two groups of 4 words
-// (two chains instead of one) they were slower, 1.25-1.28x against 1.20-1.23x for one
-// chain of (2^20, 32) int32, 1.34-1.36x against 1.22x for (2^20, 16) int64: the stage's
-// 64-byte tile rows, 512 bytes apart in a warp's reads, and two tensor copies a tile.
+// rows, and so do rows of 192-448 bytes (words_for below). Rows of 128 bytes keep 8
+// words: cut into two groups of 4 words (two chains instead of one) they are slower (the
+// stage's 64-byte tile rows, 512 bytes apart in a warp's reads, and two tensor copies a
+// tile).
 inline constexpr int narrow_words = 4;
 // Rows of a multiple of 32 bytes that is not one of 64 take tiles of 2 words, 1024 rows x
 // 32 bytes (words_for below); rows of exactly 16 bytes tiles of 1 word, 2048 rows, where
-// their stage is swizzled (the kernel's Swizzle): 2.41-2.45x the copy against
-// strided_kernel's 2.75-2.76x. Read as landed, 1-word tiles were slower than
-// strided_kernel (2.97-4.60x), so rows of 48, 80 ... bytes (several 1-word groups) keep it
-// (session 54). (Since session 55 the public call gives rows of 16 bytes in one slice to
-// one scan of 16-byte column groups, segmented.cuh: 1.13-1.15x at (2^23, 4) int32; so the
-// 1-word tiles take them only in several slices.)
+// their stage is swizzled (the kernel's Swizzle), which beats strided_kernel. Read as
+// landed, 1-word tiles are slower than strided_kernel, so rows of 48, 80 ... bytes
+// (several 1-word groups) keep it. The public call gives rows of 16 bytes in one slice to
+// one scan of 16-byte column groups (segmented.cuh), so the 1-word tiles take them only
+// in several slices.
 inline constexpr int narrowest_words = 2;
 
 template <class Acc>
 inline constexpr int vec = static_cast<int>(16 / sizeof(Acc));
 template <class Acc>
 inline constexpr int width = words * vec<Acc>;  // W: columns per tile
-// The tiles each look-back lane reads a round (the lanes: 32 / W a column). Measured, one
-// chain of (2^20, W) along axis 0 (docs/perf-notes.md, "Version 9"; x the copy): int32
-// reading 1, 2, 4 or 8 tiles a lane 1.81-1.82x, 1.49x, 1.30-1.31x, 1.31x; int64 (two lanes
-// a column) 1.50-1.51x, 1.35-1.36x, 1.29x, 1.32-1.33x; in 64 lines 1 to 4 tiles the same
-// (1.13-1.16x), 8 slower (1.19-1.21x).
+// The tiles each look-back lane reads a round (the lanes: 32 / W a column): fewer leave
+// the look-back of one long chain behind, more gain nothing there and cost in many lines
+// (docs/performance.md, "Plans and thresholds").
 inline constexpr int lookback_reads = 4;
 
-// From this many bytes of data on: at 16 MiB (2^17 rows of 32 int32) 2.14-2.15x the copy
-// against columns_kernel's 2.45-2.48x (at 8 MiB 2.27-2.29x against 2.36-2.37x).
+// From this many bytes of data on: below, the gain over columns_kernel is small
+// (docs/performance.md, "Plans and thresholds").
 inline constexpr std::int64_t min_bytes = thresholds.pipelined_columns_min_bytes;
-// Chains of tiles (outer slices x column groups) at most: about the most measured. 128
-// MiB of int32 in 2, 4, 8, 16 and 64 lines: 1.20-1.24x, 1.18-1.19x, 1.17-1.21x,
-// 1.15-1.18x, 1.13-1.15x the copy, against columns_kernel's 1.61-1.64x, 1.57x,
-// 1.51-1.55x, 1.46-1.50x, 1.29-1.33x (session 23); 256 MiB of int32 in 128 to 4096 column
-// groups, 64 down to 2 tiles a chain: 1.05-1.17x against 1.20-1.28x, 6992 chains of two
-// tiles (the second partial) 1.52-1.53x against 1.79x, int64 (16384, 4096) (256 chains)
-// 1.13x against 1.14x (session 53, docs/perf-notes.md, "Column groups by tensor copies").
+// Chains of tiles (outer slices x column groups) at most: about the most at which this
+// kernel is known to beat columns_kernel (docs/performance.md, "Plans and thresholds").
 inline constexpr std::int64_t max_chains = thresholds.pipelined_columns_max_chains;
 
 // The column words of a row's tiles: the most of 8, 4 and 2 that cut the row into whole
 // column groups (rows of a multiple of 128, 64 or 32 bytes), 0 where none does (the row
-// is not a multiple of 32 bytes: batched/strided.cuh takes it). H200, session 54,
-// docs/perf-notes.md: rows of 192 to 448 bytes ran at 1.15-1.39x the copy with 4 words
-// where columns_kernel took 1.69-2.38x ((2^19, 48) int32 1.29-1.30x against 2.23-2.24x;
-// (16384, 4080) int32 1.15-1.16x against 1.69x; "Rows of an odd number of 64-byte
-// pieces"); rows of 32 and 96 bytes at 1.54-1.73x with 2 words, their stage read as it
-// landed, where strided_kernel took 2.35-2.93x ((2^22, 8) int32 1.54-1.55x against 2.70x;
-// (2^22, 4) int64 1.63-1.67x against 2.35-2.40x; "Rows narrower than 64 bytes"). Read so,
-// 2-word tiles meet 4-way bank conflicts and 4-word ones 2-way; rows of one tile row take
-// the swizzled stage instead (the kernel's Swizzle, swizzles below: (2^22, 8) int32 1.28x).
+// is not a multiple of 32 bytes: batched/strided.cuh takes it). On such rows 4- and
+// 2-word tiles beat columns_kernel and strided_kernel (docs/performance.md, "What each
+// path earns"). Read as it lands, a stage of 2-word tiles meets 4-way bank conflicts and
+// one of 4-word tiles 2-way; rows of one tile row take the swizzled stage instead (the
+// kernel's Swizzle, swizzles below).
 template <class Acc>
 constexpr int words_for(std::int64_t inner) {
   for (const int w : {words, narrow_words, narrowest_words}) {
@@ -240,10 +220,7 @@ TALLY_DEVICE TALLY_FORCEINLINE std::int64_t tile_origin(const tile_place& p, con
 // lines of 128 bytes (rows_map: the whole array seen as lines) with the 128-byte swizzle,
 // which lands chunk c of stage line l at chunk c ^ (l % 8), into stages aligned to 1024
 // bytes (the launch gives 1 KiB more), and every access of the stage applies the same XOR
-// (stage_slot): a quarter-warp's rows then fall on different banks. (2^22, 8) int32 along
-// axis 0 (2 words) 1.28x the copy against 1.52x read as landed, (2^21, 8) int64 (4 words)
-// 1.23x against 1.28x, (2^23, 4) int32 and float (1 word) 2.41-2.45x against 3.0x (H200, session 54,
-// docs/perf-notes.md, "A swizzled stage").
+// (stage_slot): a quarter-warp's rows then fall on different banks.
 template <bool Swizzle>
 TALLY_DEVICE TALLY_FORCEINLINE int stage_slot(int e) {  // e: a 16-byte chunk's index in the tile
   if constexpr (Swizzle) {
@@ -348,11 +325,9 @@ __global__ void __launch_bounds__(kernel_threads, 3)
       const Acc aggregate = stage_aggregate[s * W + c];
       // At once, unlike pipelined_kernel's look-back warp, which first waits until the
       // block's next tile has landed (its predecessors have had that long to publish).
-      // On one chain of tiles that wait is what made the frontier of inclusive tiles lag:
-      // the next tile lands about 6 us after the aggregate (its copy starts only when the
-      // tile before this one is stored), and every look-back after walks further. Started
-      // at once: (2^20, 32) int32 1.22-1.24x the copy, against 1.30-1.33x with the wait
-      // (docs/perf-notes.md, "Version 10").
+      // On one chain of tiles that wait would make the frontier of inclusive tiles lag:
+      // the next tile lands long after the aggregate (its copy starts only when the tile
+      // before this one is stored), and every look-back after would walk further.
       const std::int64_t chunk = tile / g.chains;
       maybe<Acc> prefix{aggregate, false};
       if constexpr (Exclusive) {

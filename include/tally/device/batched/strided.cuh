@@ -12,10 +12,10 @@
 // column): the tile publishes its column aggregates, then each column's thread walks up
 // through the tiles above, one at a time, until it meets an inclusive value.
 // One pass over the data, one launch; every shape keeps all the GPU busy. Three kernels:
-//   columns_kernel (version 2, below): 16-byte aligned 4- and 8-byte values in rows of
+//   columns_kernel (below): 16-byte aligned 4- and 8-byte values in rows of
 //     >= 128 bytes, e.g. (2^20, 32) and (16384, 4096) axis 0: tiles of 256 rows x 128
 //     bytes in registers, a windowed look-back per column;
-//   strided_kernel (version 1, the general path): any type, pointer or iterator: tiles
+//   strided_kernel (the general path): any type, pointer or iterator: tiles
 //     of rows x up to 256 columns staged in shared memory, described here;
 //   short_lines_kernel: lines of at most `items` elements, e.g. (2, 2^20) axis 0: one
 //     thread per line, no look-back; short_line_words_kernel, the same with four
@@ -161,7 +161,7 @@ TALLY_DEVICE TALLY_FORCEINLINE void clear_unused(const column_state<Acc>& state,
 // slots lie in one warp. walks: this column looks back (a tile below chunk 0, a column of
 // the array); prefix: what it has without (the seed of an exclusive chunk 0, else none).
 // Returns the column's prefix (in every slot of the column).
-// Deterministic (version 2's banner below): every window is folded strictly left to right
+// Deterministic (columns_kernel's banner below): every window is folded strictly left to right
 // from its nearest inclusive tile, and the look-back never moves past a window without
 // one; each slot reads column_deterministic_reads tiles a round.
 inline constexpr int column_deterministic_reads = 4;
@@ -219,7 +219,7 @@ TALLY_DEVICE TALLY_FORCEINLINE maybe<Acc> windowed_prefix(const column_state<Acc
     Acc folded = value[0];
     int take = 0;
     if constexpr (Deterministic) {
-      // strictly left to right from the inclusive position (the banner of version 2)
+      // strictly left to right from the inclusive position (columns_kernel's banner)
       take = found ? first_inclusive + 1 : 0;
       if (__any_sync(warp::full_mask, found && !done)) {
         // slots and their positions farthest first; unrolled, so that the shuffles do
@@ -340,7 +340,7 @@ __global__ void __launch_bounds__(threads)
   // All Items loads go to registers first, then to shared memory: `in` is a generic
   // pointer, which the compiler must assume may alias the shared tile, so a loop that
   // stored each value to shared memory before the next load would wait for every load in
-  // turn (version 1 did: 3.35x the copy's time even with independent tiles).
+  // turn.
   const int row_step = threads / W, col_step = threads % W;
   const int tile_elements = static_cast<int>(g.rows) * W;  // element e is in the tile iff e < this
   Acc v[Items];
@@ -399,9 +399,9 @@ __global__ void __launch_bounds__(threads)
     // Deterministic (a kernel of its own, for values whose operator is not exact): the
     // windowed look-back of columns_kernel, strided_slots(W) lanes per column, each window
     // folded strictly left to right from its nearest inclusive tile (windowed_prefix): the
-    // left fold of the tile aggregates, the same bits in every run. (Until session 20 every
-    // tile waited for the inclusive value right above it: one round trip per tile of a
-    // chain; docs/perf-notes.md.)
+    // left fold of the tile aggregates, the same bits in every run. The window, not a wait
+    // for the inclusive value right above, since that wait costs one round trip per tile
+    // of a chain.
     const int slots = strided_slots(W);
     const int column = tid / slots, j = tid % slots;
     const bool in_window = column < W;
@@ -419,8 +419,9 @@ __global__ void __launch_bounds__(threads)
       if constexpr (Exclusive) prefix = {seed.value, true};
     } else if (tid < cols_here) {
       // Publish the aggregate first (the decoupling), then walk up the column one tile at
-      // a time (a window of several descriptors read together measured slower:
-      // docs/perf-notes.md), folding aggregates until an inclusive value.
+      // a time (a window of several descriptors read together is slower here:
+      // docs/performance.md, "What each path earns"), folding aggregates until an
+      // inclusive value.
       const std::int64_t mine = t * W + tid;
       state.descriptors.store(mine, make_tag(epoch, status_aggregate), aggregate);
       std::int64_t above = t - g.chains;  // the same column of the tile above
@@ -487,13 +488,13 @@ __global__ void __launch_bounds__(threads)
   }
 }
 
-// ---- version 2: whole columns in registers (16-byte aligned 4- and 8-byte values) ----------
+// ---- columns_kernel: whole columns in registers (16-byte aligned 4- and 8-byte values) -----
 // When the values allow 16-byte vectors (pointers to Acc itself, 16-byte aligned, inner a
 // multiple of Vec = 16 / sizeof(Acc) and rows of at least 128 bytes), a thread owns Vec
 // adjacent columns (one 16-byte "column word") over `column_rows` consecutive rows and
 // keeps them in registers from the load to the store: no tile in shared memory, 8 vector
-// loads in flight per thread, 76 registers (3 blocks per SM; strided_kernel above takes
-// 128-141 for its staged tile, 2 or 1 blocks). A tile is `words` column words wide
+// loads in flight per thread, 3 blocks per SM (strided_kernel above holds 2 or 1 with its
+// staged tile). A tile is `words` column words wide
 // (column_words below) and 256 / words row groups of column_rows rows high:
 //   (2^20, 32) and (16384, 4096) int32 axis 0: 8 words x 32 row groups = 256 rows x 32
 //   columns; a chain of 4096 tiles, or 128 chains of 64.
@@ -516,9 +517,9 @@ __global__ void __launch_bounds__(threads)
 // nearest inclusive tile, and a look-back never moves past a window without one (single_pass/decoupled_lookback.cuh's
 // banner: every inclusive value is then the left fold of the tile aggregates above it,
 // the same operations in every run). So the window is what moves the frontier of
-// inclusive tiles: each lane reads `column_deterministic_reads` tiles a round. (Until
-// session 19 every tile waited for the inclusive value right above it: one round trip
-// per tile of a chain, (2^20, 32) float 47x the copy; docs/perf-notes.md.)
+// inclusive tiles: each lane reads `column_deterministic_reads` tiles a round (a wait for
+// the inclusive value right above each tile would cost one round trip per tile of a
+// chain).
 inline constexpr int column_rows = 8;
 
 template <class Acc>
@@ -539,9 +540,8 @@ struct column_geometry {
 // Column words per tile (inner / Vec >= 8): 8, a 128-byte line per row and 256 rows per
 // tile, the most independent chains of tiles; wider only while the tile still covers a
 // whole line (len <= rows), which saves the look-back; at most threads / Vec (one look-back
-// lane per column). Measured on an H100 (docs/perf-notes.md): (16384, 4096) int32 1.06x
-// the copy with 8 words, 1.19x with 64 (16 chains), 3.4x with 256 (4 chains); shape
-// {1, 40, 2^20}: 1.06x with 32 words (one chunk), 1.27x with 64.
+// lane per column). Fewer, wider chains lose more than the wider rows gain
+// (docs/performance.md, "Plans and thresholds").
 template <class Acc>
 int column_words(std::int64_t len) {
   constexpr int vec = column_vec<Acc>;
@@ -591,9 +591,9 @@ TALLY_DEVICE TALLY_FORCEINLINE run_place place_run(const column_geometry& g, std
   return r;
 }
 // (A kernel computes its run_place itself, first thing, and column_run holds values only:
-// with the places carried in column_run, or computed after the clear of the descriptors,
-// ptxas gave columns_kernel's inclusive float scan 99-103 registers instead of 77, two
-// blocks an SM instead of three; not explained.)
+// carrying the places in column_run, or computing them after the clear of the
+// descriptors, makes ptxas give columns_kernel more registers, two blocks an SM instead
+// of three.)
 template <class Acc>
 struct column_run {
   Acc x[column_rows][column_vec<Acc>];  // the rows, scanned down the column in place
@@ -739,11 +739,11 @@ __global__ void __launch_bounds__(threads)
   // 4. the column prefixes, by all threads (windowed_prefix above): `slots` = min(32,
   // threads / W) consecutive lanes per column (W is a power of two here), a window of that
   // many tiles above per round (deterministic: K = column_deterministic_reads times as
-  // many; a walk step per tile would cost a round trip per tile: the chain of tiles above
-  // bounds a thin shape, docs/perf-notes.md; wider windows measured slower where not
-  // deterministic; column_prefix above). A column has a prefix when the
-  // scan is exclusive (chunk 0: the seed) or the tile is below chunk 0 (columns past the
-  // array's last column skip the look-back and have none).
+  // many, since a walk step per tile would cost a round trip per tile, and the chain of
+  // tiles above bounds a thin shape; wider windows are slower where not deterministic:
+  // docs/performance.md, "What each path earns"; column_prefix above). A column has a
+  // prefix when the scan is exclusive (chunk 0: the seed) or the tile is below chunk 0
+  // (columns past the array's last column skip the look-back and have none).
   {
     const int slots = std::min(32, threads / W);
     const int c = tid / slots;  // column c of the tile (slot tid % slots)
@@ -784,8 +784,8 @@ __global__ void __launch_bounds__(threads)
 // in chunks of `chunk` rows: the chunk's loads first, then its serial scan and its stores
 // (in place stays safe: a line is read and written by its thread alone, each chunk read
 // before it is written). Consecutive threads take consecutive columns: every row access
-// of a warp is contiguous. (Version 1 unrolled all Items rows under `j < len`: 2.8x the
-// time of an elementwise kernel for lines of two, docs/perf-notes.md.)
+// of a warp is contiguous. (Chunks, rather than all Items rows unrolled under `j < len`,
+// keep short lines near the time of an elementwise kernel.)
 template <int Items, bool Exclusive, class Acc, class In, class Out, class Op>
 __global__ void __launch_bounds__(threads)
     short_lines_kernel(In in, Out out, std::int64_t outer, int len, std::int64_t inner,
@@ -829,15 +829,11 @@ __global__ void __launch_bounds__(threads)
 // short_lines_kernel for 16-byte aligned pointers to a 4-byte Acc and rows of a multiple
 // of 16 bytes: each thread takes the 4 neighbouring lines of one 16-byte word (one
 // 16-byte load and store a row instead of 4 narrow ones: the elementwise copy's
-// accesses). A chunk's results are all computed before its stores (storing each row as
-// it was scanned made the exclusive scan 10-15% slower than the inclusive one, the
-// inclusive one 0-5%; not explained). Same in-place argument. (H200, docs/perf-notes.md,
-// session 18: (2, 2^20) int32 1.00-1.08x the copy against the scalar kernel's 1.27-1.34x,
-// (2, 2^25) 1.00x against 1.56x, (8, 2^23) 1.03-1.05x against 1.10x; but with fewer than
-// 2^16 words, e.g. (16, 2^17), slower than the scalar kernel (1.10x against 1.05x: a
-// quarter of the threads), for lines of more than 8 rows ((32, 2^20) 1.14-1.16x against
-// 1.13-1.14x, (7, 3 x 2^20) 1.12-1.14x against 1.09-1.10x: a longer serial chain
-// per thread), and for 8-byte values, whose scalar accesses are already 8 bytes.)
+// accesses). A chunk's results are all computed before its stores (storing each row as it
+// is scanned slows the scans, the exclusive one most). Same in-place argument. Not taken
+// with fewer than 2^16 words (a quarter of the threads), for lines of more than 8 rows (a
+// longer serial chain per thread), or for 8-byte values, whose scalar accesses are
+// already 8 bytes (docs/performance.md, "Plans and thresholds").
 inline constexpr std::int64_t min_short_line_words = thresholds.short_line_words_min;
 inline constexpr std::int64_t max_short_line_word_rows = thresholds.short_line_word_rows_max;
 
@@ -947,8 +943,8 @@ void scan(const char* function, In in, Out out, std::int64_t outer, std::int64_t
     return;
   }
   if constexpr (columns_take_v<Acc, In, Out>) {
-    // (narrower rows, less than 128 bytes, keep strided_kernel: with 16-byte words their
-    // tiles were 1.8-2.5x slower than its, docs/perf-notes.md)
+    // (narrower rows, less than 128 bytes, keep strided_kernel: its tiles are faster there
+    // than tiles of 16-byte words, docs/performance.md, "What each path earns")
     if (inner % column_vec<Acc> == 0 && inner / column_vec<Acc> >= 8 && single_pass::aligned_16(in) &&
         single_pass::aligned_16(out)) {
       columns(function, in, out, outer, len, inner, seed, op, o);

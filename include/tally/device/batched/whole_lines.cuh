@@ -9,8 +9,7 @@
 // tile of `lines_per_tile` whole lines starts with a head, needs nothing from any other
 // tile, and the kernel is a stream of independent blocks, load -> scan -> store, with no
 // ticket, no descriptors and no wait. That matters most where a call is latency, e.g.
-// (2^20, 2) along axis 1: 2^21 elements, a copy of 5.5 us in the benchmark
-// (docs/perf-notes.md, session 18).
+// (2^20, 2) along axis 1 (docs/performance.md, "What each path earns").
 //
 // The tile (per block, 256 threads, the tile kernel's layout: Rows rows of 16 bytes a
 // lane; Rows below):
@@ -33,8 +32,8 @@
 // Applies to 16-byte aligned pointers to 4- and 8-byte values and lines that fill at
 // least 3/4 of a tile (rows_for below; the caller, segmented.cuh): most lengths up to 2048
 // values (not, e.g., 8-byte lines of 1500: two a large tile, 73% of it), and 4-byte
-// lines of 4096 or 8192; other lines keep the general kernels. (The 3/4 is a guess
-// between two measurements: 98% full tiles beat the general kernels, 61% lost to them.)
+// lines of 4096 or 8192; other lines keep the general kernels, which beat tiles left
+// much emptier (docs/performance.md, "Plans and thresholds").
 #pragma once
 
 #include <cstdint>
@@ -62,9 +61,8 @@ inline constexpr int vec_of = static_cast<int>(16 / sizeof(Acc));
 // Two tile sizes (256 threads x Rows rows x 16 bytes): small tiles of 2048 values (2 rows
 // of 4-byte values, 4 of 8-byte ones), and large ones of 8 rows (8192 4-byte or 4096
 // 8-byte values, the tile kernel's). Small tiles finish sooner and spread a small call
-// over more blocks; large ones hold longer lines. (H200, docs/perf-notes.md, session 18:
-// (2^20, 2) float 1.21x the copy with small tiles against 1.27x with large ones, int64
-// 1.32x against 1.50x; at 2^25-2^26 values the same within 0.03x.)
+// over more blocks; large ones hold longer lines (docs/performance.md, "Plans and
+// thresholds").
 template <class Acc>
 inline constexpr int small_rows = 2048 / (block_threads * vec_of<Acc>);
 inline constexpr int large_rows = 8;
@@ -85,8 +83,8 @@ constexpr std::int64_t lines_per_tile(std::int64_t len, int rows) {
 
 // The rows of the tiles for lines of len values: small tiles where their lines fill at
 // least 3/4 of them, else large ones on the same condition, else 0: the kernel does not
-// take the call (e.g. lines of 5000 4-byte values, one a large tile, 61% of it: 1.24x the
-// copy against the general kernels' 1.13x).
+// take the call (e.g. lines of 5000 4-byte values, one a large tile, 61% of it, where the
+// general kernels are faster).
 template <class Acc>
 constexpr int rows_for(std::int64_t len) {
   if (!single_pass::vectorisable_v<Acc> || len < 1) return 0;

@@ -370,10 +370,9 @@ namespace tally::detail::segmented {
 // ---- tuning ---------------------------------------------------------------------------------
 // 4- and 8-byte values: the vectorised layout (16 bytes of values per lane and row, see
 // the pair iterators above), 128 threads x 8 rows: tiles of 4096 4-byte or 2048 8-byte
-// values (16 KiB of values; the pairs in registers take twice that). Measured on an H100
-// (docs/perf-notes.md, segmented scans, version 2): for int32 flags 128 x 8 beat 256 x 4
-// (the same tile; 1.41x against 1.56x the copy), 256 x 8, 128 x 6 and 128 x 12, and 64 x 8
-// came close; what matters is the bytes in flight per SM (registers limit the blocks).
+// values (16 KiB of values; the pairs in registers take twice that). What matters is the
+// bytes in flight per SM, and registers limit the blocks (docs/performance.md, "Plans and
+// thresholds").
 // Without the vector accesses (iterators, unaligned pointers) the same tile is read in
 // the scalar layout of 32 or 16 rows. Other sizes: the scalar layout, 16 rows of 256
 // threads up to 4 bytes, else the pair's default.
@@ -446,17 +445,15 @@ void scan(const char* function, In in, Out out, std::int64_t n, Heads heads, Acc
 //     are a 16-byte aligned pointer to 4-byte integers, a warp's 32 runs (4 KiB) are
 //     loaded together, 512 consecutive bytes an instruction, into shared memory, and each
 //     lane reads its run back from there ("staged"): a lane loading its own run with
-//     16-byte loads puts the 32 lanes of each load 128 bytes apart, and the kernel moved
-//     only 2.7 TB/s (80 MB in 29.6 us for 2^24 offsets; docs/perf-notes.md, session 33).
-//     A staged warp then gathers its words in its stage and sets them together
-//     (set_span_bits);
+//     16-byte loads would put the 32 lanes of each load 128 bytes apart. A staged warp
+//     then gathers its words in its stage and sets them together (set_span_bits);
 //   - 8 to 31: runs of 4 (a run's offsets fall in different words anyway, and shorter
-//     runs keep enough threads busy: runs of 32 over 2^21 offsets took 34 us);
+//     runs keep enough threads busy);
 //   - 32 and longer ("strided"): lane l of a warp takes offsets base + l + 32 i, so that a
 //     warp's loads and its atomics each cover 32 consecutive offsets: 32 different words,
-//     next to each other. A run of 4 a thread spreads each atomic instruction of a warp
-//     over 32 runs, 4 words apart or more, and took twice as long: 13 us against 6 at
-//     2^21 offsets over 2^26 elements (the kernel alone; docs/perf-notes.md, session 26).
+//     next to each other (a run of 4 a thread would spread each atomic instruction of a
+//     warp over 32 runs, 4 words apart or more).
+// What each choice earns: docs/performance.md, "What each path earns".
 // Offsets outside [0, n) are ignored, which keeps an invalid offsets list memory-safe;
 // unsorted offsets still give the right bits (a word met twice is OR-ed twice,
 // harmlessly).
@@ -466,11 +463,6 @@ void scan(const char* function, In in, Out out, std::int64_t n, Heads heads, Acc
 // waits for the clear before its first atomic. Every thread waits, one with no offsets
 // too, so that the grid ends only after the clear has completed (a scan launched behind
 // it as its own dependent waits for this grid only).
-// (Version 1 had one block per 8192 elements find its offsets by binary search and set
-// bits with shared atomics: 305 us for 2^26 one-element segments on an H100. Version 2
-// took one offset a thread and OR-ed the bits of a word across the warp by shuffles, 17
-// shuffles an offset: with 4 offsets a lane in flight it still took 216 us for them on an
-// H200, bound by the shuffles; these runs take 96 us: docs/perf-notes.md, session 17.)
 inline constexpr int bitmap_threads = 256;
 
 // The bits of a run of offsets p[0 .. valid), one call of flush(word, bits) for each word
@@ -511,10 +503,8 @@ TALLY_DEVICE TALLY_FORCEINLINE void gather_run_bits(const Offset (&p)[Run], int 
 // to lane 31's last). The warp's stage (4 KiB, free once every lane has read its run
 // back) holds up to 1024 of those words: the lanes OR their bits into it with shared
 // atomics, then lane l sets words base + l, base + l + 32, ... with global atomicOr, so
-// that one instruction covers 32 neighbouring words. Where each lane set its own run's
-// words, a warp's atomic instruction reached 32 words L apart for segments of L (L = 7: 7
-// lines an instruction). Measured (H200, n = 2^26, the clear and this kernel): segments
-// of 7 28 -> 21 us, of 4 31 -> 29.6 us, of 1-3 no change (docs/perf-notes.md, session 39).
+// that one instruction covers 32 neighbouring words (were each lane to set its own run's
+// words, a warp's atomic instruction would reach 32 words L apart for segments of L).
 // Bits of words outside the window (a span of more than 1024 words, or unsorted or
 // out-of-range offsets) are set in global memory directly, so any list still gives the
 // right bits. The two end words may be shared with the neighbouring warps' spans, so every
@@ -587,8 +577,8 @@ __global__ void __launch_bounds__(bitmap_threads)
       cleared = true;
     }
   };
-  // the run in the offsets' own type (32 4-byte offsets in 32 registers, not 64: with
-  // 64-bit copies the kernel of runs of 32 took 86 registers, 2 blocks of 256 an SM)
+  // the run in the offsets' own type (32 4-byte offsets in 32 registers, not 64: 64-bit
+  // copies would cost registers, and so blocks an SM)
   using offset = std::remove_cv_t<typename std::iterator_traits<Offsets>::value_type>;
   // Staged runs (runs of 32 from a pointer to 4-byte offsets): each warp's 4 KiB, as 32
   // rows (runs) of 8 16-byte columns. Column c of row r is kept at column c ^ (r % 8), so
@@ -647,8 +637,8 @@ __global__ void __launch_bounds__(bitmap_threads)
         loaded = true;
       }
     }
-    // how many of the run's offsets are in the list: its first `valid` (a count; a flag
-    // for each offset took registers)
+    // how many of the run's offsets are in the list: its first `valid` (a count: a flag
+    // for each offset would take registers)
     const std::int64_t left = Strided ? (num_segments - first + 31) / 32 : num_segments - first;
     const int valid = left < bitmap_run ? static_cast<int>(left) : bitmap_run;
     if (!loaded) {

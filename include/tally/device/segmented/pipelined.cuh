@@ -4,9 +4,9 @@
 //
 // Why. The tile kernel of segmented/tile_heads.cuh runs one block per tile, and a block that
 // waits for its prefix holds its tile and issues no loads: the same reason the plain
-// scan's one-block-per-tile kernel stays at 70-85% of a copy where the pipelined kernel
-// reaches 93-99% (docs/perf-notes.md, "The pipelined scan"). Here the pipelined kernel
-// runs a TILE PROGRAM of (head, value) pairs instead of values:
+// scan's one-block-per-tile kernel stays further from a copy than its pipelined kernel
+// (docs/performance.md, "What each path earns"). Here the pipelined kernel runs a TILE
+// PROGRAM of (head, value) pairs instead of values:
 //   - a stage holds the tile's values and, for the flag forms, its flag bytes behind
 //     them, for the key forms its keys (and the 16 bytes before them, which end with the
 //     key before the tile), for the offsets forms its bits of a head bitmap built before
@@ -28,15 +28,11 @@
 // store (the stage's flag bytes are never written).
 //
 // CSR offsets: a tile cannot find its heads in the offsets itself without putting
-// dependent loads in the pipeline's path. The tile kernel's search (4-6 rounds of
-// dependent loads), run by the producer warp after it drew the ticket, took the scan of
-// segments of 1024 from the tile kernel's 1.49x the copy to 1.46-1.62x, and with every
-// tile's bounds found before the scan the loads of its offsets still left it at 1.43-
-// 1.51x; the bitmap, copied like flags, leaves the pipeline as it is: 1.22x, 1.91x for
-// segments of one element, where the bitmap's pass over 2^26 offsets takes 0.73x the
-// copy (docs/perf-notes.md, session 17). Elements outside [offsets[0], offsets[S]) are
-// not written: the producer reads offsets[0] and offsets[S] for each tile (prepare) and
-// the store skips the elements outside them.
+// dependent loads in the pipeline's path (the search's rounds, or the loads of the tile's
+// offsets); the bitmap, copied like flags, leaves the pipeline as it is
+// (docs/performance.md, "What each path earns"). Elements outside [offsets[0],
+// offsets[S]) are not written: the producer reads offsets[0] and offsets[S] for each tile
+// (prepare) and the store skips the elements outside them.
 //
 // Applies to 16-byte aligned pointers to 4- and 8-byte values and 16-byte aligned
 // one-byte flags or keys of 1-8 bytes (bulk copies need 16-byte aligned addresses, and a
@@ -46,9 +42,7 @@
 // leave room for 2. With keys as many rows as leave room for 3 blocks an SM
 // (default_rows): 4 with 4-byte keys beside 4-byte values. Equal lengths (nothing beside
 // the values): the plain scan's 9 rows; offsets (1 KiB of bits a stage): 8 rows
-// (docs/perf-notes.md, session 16: flags 8 rows 1.29x the copy against 7 rows 1.22x,
-// int32 keys 5 rows 1.80x and 3 rows 1.86x against 4 rows 1.71x; session 50: equal
-// lengths 9 rows against 8).
+// (docs/performance.md, "Plans and thresholds").
 #pragma once
 
 #include <cstdint>
@@ -126,7 +120,7 @@ template <class Key, class Equal>
 inline constexpr int bytes_beside_v<staged_keys<Key, Equal>> = static_cast<int>(sizeof(Key));
 
 // Rows of a tile: as many as leave room for 3 blocks an SM (CSR offsets: 8, below). An
-// H100's or H200's SM has 228 KiB of shared memory, of which the runtime keeps 1 KiB a
+// sm_90 SM has 228 KiB of shared memory, of which the runtime keeps 1 KiB a
 // block; a block takes two stages and its static shared memory: up to 768 bytes of the
 // kernel's own, and in the deterministic kernel the look-back's held windows, HeldBytes (4
 // KiB of (head, float) or (head, double) pairs with decoupled_lookback::protocol). So a
@@ -135,18 +129,14 @@ inline constexpr int bytes_beside_v<staged_keys<Key, Equal>> = static_cast<int>(
 // 4-byte values (35 KiB), 4 with 4-byte keys (32 KiB), 3 with 8-byte keys; beside 8-byte
 // values 8 rows with one-byte flags or keys, 6 with 4-byte keys. The deterministic kernel
 // of floating values takes one row less where the held windows need it (double beside flags
-// 7, beside 4-byte keys 5; float beside 8-byte keys 2). Holding fewer windows instead, to
-// keep the row, cost the deterministic float scan by flags 5% with one segment
-// (docs/perf-notes.md, session 48). The GPU test SegmentedPipelined.ThreeBlocksAnSM checks
-// the rule with the occupancy API. The row it gave some pairs in sessions 47 and 48 took
-// 2-15% less time with one segment, 1-10% with segments of 32 (docs/perf-notes.md, sessions
-// 16, 47 and 48). Equal lengths stage the values alone: 9 rows (36 KiB, the plain scan's
-// tiles), 8 in the deterministic kernel of floating values; 9 rows took 1.0-3.2% less time
-// than 8 for int32, float and int64, 0.2-0.7% for double, the same at 2^23
-// (docs/perf-notes.md, session 50). CSR offsets keep 8 rows: a bitmap slice of 1152 bytes
-// and 16 bytes of slots beside 9 rows are 38144 bytes, over the rule (3 blocks an SM still
-// fit, the kernel's static shared memory being 512 bytes, with no byte to spare), and 9
-// rows measured no faster there but with one segment (session 50).
+// 7, beside 4-byte keys 5; float beside 8-byte keys 2): holding fewer windows to keep the
+// row costs more than the row gains. The GPU test SegmentedPipelined.ThreeBlocksAnSM
+// checks the rule with the occupancy API. Equal lengths stage the values alone: 9 rows
+// (36 KiB, the plain scan's tiles), 8 in the deterministic kernel of floating values.
+// CSR offsets keep 8 rows: a bitmap slice of 1152 bytes and 16 bytes of slots beside 9
+// rows are 38144 bytes, over the rule (3 blocks an SM still fit, the kernel's static
+// shared memory being 512 bytes, with no byte to spare), and 9 rows gain nothing there
+// (docs/performance.md, "Plans and thresholds").
 template <class Heads, class Acc, int HeldBytes = 0>
 constexpr int default_rows() {
   if constexpr (is_offsets_v<Heads>) {
@@ -214,16 +204,10 @@ struct segmented_tiles {
   // key before it, and the bitmap's words hold other threads' heads: the kernel passes a
   // barrier after load_partial.
   static constexpr bool partial_barrier = has_keys || has_offsets;
-  // The look-back's deadline (single_pass/pipelined.cuh's kernel), by the tile's rows: about 0.6x
-  // the time from a tile's aggregate to the landing of the block's next tile on an H200.
-  // Swept in session 49 (docs/perf-notes.md): 4-row tiles (int32 keys) 3000 cycles, one
-  // segment 2.6-2.9% less time, segments of 32 and 2^16 0.6-0.9% more (2000: 3.4% less,
-  // 2.7-3.5% more); 7-row tiles (int32 and float flags) 4000, one segment 0.6-1.1% less
-  // time, segments of 32 0.5-1.1% more (3000 alike); 8-row tiles of 4-byte values (equal
-  // lengths then, offsets) 5000, one long segment of offsets 1.3-1.6% less, the rest
-  // within 1% either way. Equal lengths' 9-row tiles (session 50) were measured with 5000
-  // only.
-  // 8-row tiles of 8-byte values (double flags) lost 0.2-1.0% at every value: none.
+  // The look-back's deadline (single_pass/pipelined.cuh's kernel), by the tile's rows:
+  // about three fifths of the time from a tile's aggregate to the landing of the block's
+  // next tile. None for tiles of 8 or more rows of 8-byte values, where a deadline does
+  // not pay (docs/performance.md, "Plans and thresholds").
   static constexpr long long lookback_deadline_cycles =
       Rows <= 4 ? 3000 : (Rows <= 7 ? 4000 : (sizeof(Acc) <= 4 ? 5000 : 0));
   struct carry {
@@ -397,8 +381,8 @@ struct segmented_tiles {
   }
 };
 
-// From this many bytes of values on the flag and equal-length forms take this path (the
-// plain scan's switch; docs/perf-notes.md).
+// From this many bytes of values on the scans take this path: the plain scan's switch to
+// its pipelined kernel (docs/performance.md, "Plans and thresholds").
 inline constexpr std::int64_t min_bytes = pipelined::min_bytes;
 
 // Whether the call takes this path: pointers to Acc itself of a 4- or 8-byte type, 16-byte

@@ -4,20 +4,15 @@
 // Why a kernel of its own. A reduce reads the values once and writes one value a segment:
 // its floor is half a copy's bytes. The offsets tile kernel (segmented/tile_heads.cuh, mode
 // reduce) pays, for every tile of 8192 values, a ticket, a search of the offsets and a
-// look-back, and scans every element as a (head, value) pair; with no stores to hide
-// behind, it took the copy's time for 1024 segments of 2^16 (CUB's DeviceSegmentedReduce,
-// a block a segment, half of it). Here a block pays the ticket, the search and the
-// look-back once a range of up to 48 sub-tiles, its copies are in flight while it works,
-// and a thread folds its elements with one operation each where they hold no head
-// (docs/perf-notes.md, "The segmented reduce by ranges": 0.70-0.73x the copy there,
-// from 1.0x). A range whose segments average 2 KiB or more, reduced with a commutative
-// operator that has an identity, skips the sub-tiles: its pieces between boundaries are
-// folded like a plain reduce, by warps ("The pieces" below; at 2^26 int32 0.53-0.55x the
-// copy for segments of 4096 or longer, 0.64x for segments of 1024, 0.68x for random
-// lengths of mean 1000; perf-notes "The pieces of a range" and "The pieces by warps").
-// The public call takes this kernel from 2^24 values on, or where segments average 8 KiB
-// or more (segmented.cuh); below, the tile kernel measured as fast or faster for shorter
-// segments.
+// look-back, and scans every element as a (head, value) pair, with no stores to hide
+// behind. Here a block pays the ticket, the search and the look-back once a range of up
+// to 48 sub-tiles, its copies are in flight while it works, and a thread folds its
+// elements with one operation each where they hold no head. A range whose segments
+// average 2 KiB or more, reduced with a commutative operator that has an identity, skips
+// the sub-tiles: its pieces between boundaries are folded like a plain reduce, by warps
+// ("The pieces" below). The public call takes this kernel for large inputs or long mean
+// segments (segmented.cuh); below, the tile kernel is as fast or faster
+// (docs/performance.md, "Plans and thresholds").
 //
 // Each block:
 //   0. draws its range's ticket (single_pass/tile_state.cuh: ranges start in ticket order, so a range
@@ -89,11 +84,9 @@ using single_pass::maybe;
 inline constexpr int block_threads = 256;
 inline constexpr int sub_tile_rows = 4;
 // The longest range, in sub-tiles: its bitmap (one bit an element) is 24 KiB for 4-byte
-// values. Ranges of 32 sub-tiles measured 0.70x the copy for one segment of 2^26 int32,
-// of 8 sub-tiles (with 4 buffers) 0.82x (the ticket, search and look-back paid four
-// times as often); 48 sub-tiles make 2^26 4-byte values (or 2^25 8-byte ones) one wave
-// of ranges on an H200 instead of two (0.58 -> 0.54x the copy by pieces, 0.92 -> 0.89x
-// for segments of 1024).
+// values. Longer ranges pay the ticket, search and look-back less often; 48 sub-tiles
+// make 2^26 4-byte values (or 2^25 8-byte ones) one wave of ranges rather than two
+// (docs/performance.md, "Plans and thresholds").
 inline constexpr int max_sub_tiles = 48;
 // Offsets a thread loads per round of a sub-tile's gather (more rounds where segments are
 // shorter than 4096 / 256 / gather_loads elements).
@@ -101,7 +94,7 @@ inline constexpr int gather_loads = 2;
 
 // A ring of `buffers` staged sub-tiles (dynamic shared memory: 48 KiB), buffers - 1 of
 // them in flight while one is worked on; three blocks an SM (with the bitmap, 73 KiB of
-// shared memory and at most 85 registers a thread; 72-80 used).
+// shared memory and at most 85 registers a thread).
 inline constexpr int buffers = 3;
 inline constexpr int min_blocks = 3;
 
@@ -166,12 +159,10 @@ constexpr int max_pieces() {
 }
 // The shortest mean piece that the pieces take, in bytes: every boundary costs every warp a
 // reduce of its lanes, and a boundary inside a span a fold element by element. Near 2 KiB
-// the two paths cost about the same (2^26 int32, x the copy: segments of 512 values 1.02
-// by pieces, 0.99 by sub-tiles; of 768, 0.95 and 0.92; 2^25 double, segments of 256: 1.00
-// and 1.00), above it the pieces win (int32 segments of 1024 0.64 against 0.89). The rule
-// is per range and the ranges make one wave, so the slowest range sets the time: a rule at
-// 3.5 KiB sent a few ranges of random lengths of mean 4 KiB to the sub-tiles, 0.72x the
-// copy against 0.68 with the rule at 2 KiB (docs/perf-notes.md, "The pieces by warps").
+// the two paths cost about the same, above it the pieces win. The rule is per range and
+// the ranges make one wave, so the slowest range sets the time: a higher rule sends some
+// ranges of random lengths to the sub-tiles (docs/performance.md, "Plans and
+// thresholds").
 inline constexpr std::int64_t min_piece_bytes = 2048;
 // Whether a range of `items` elements with c boundaries takes the pieces.
 template <class Acc>
@@ -180,8 +171,8 @@ TALLY_DEVICE TALLY_FORCEINLINE bool pieces_take(std::int64_t c, std::int64_t ite
 }
 // A warp's 32 values folded, for a commutative operator (no operand order to keep): the
 // result in every lane, by a butterfly of shuffles. This is warp::reduce without its
-// operand-order select; warp::reduce gives the same result here, but this form is the
-// one measured in "The pieces by warps" (a swap is left for a session with a GPU check).
+// operand-order select, which a commutative operator does not need (warp::reduce gives
+// the same result here).
 template <class Acc, class Op>
 TALLY_DEVICE TALLY_FORCEINLINE Acc fold_lanes(Acc v, Op op) {
 #pragma unroll
@@ -189,10 +180,9 @@ TALLY_DEVICE TALLY_FORCEINLINE Acc fold_lanes(Acc v, Op op) {
   return v;
 }
 // *slot = v in lane 0 only, by one predicated store instruction. Not `if (lane == 0)`: in
-// the walk of fold_pieces the compiler hoisted that test out of the loops, making one copy
-// of the walk for lane 0 and one for the other lanes, so that the warp's shuffles ran
-// diverged, on their slow path (segments of 1024: 1.65-1.97x the copy instead of 0.64;
-// docs/perf-notes.md, "The pieces by warps"). An asm statement has no branch to hoist. (No
+// the walk of fold_pieces the compiler hoists that test out of the loops, making one copy
+// of the walk for lane 0 and one for the other lanes, so that the warp's shuffles run
+// diverged, on their slow path. An asm statement has no branch to hoist. (No
 // "memory" clobber, so that the compiler may still move the walk's loads across it: the
 // barrier after the walk orders the store before any thread reads the slots.)
 template <class Acc>
@@ -212,8 +202,7 @@ TALLY_DEVICE TALLY_FORCEINLINE void store_if_lane_0(Acc* slot, Acc v, int lane) 
   }
 }
 // Vectors a thread loads before it folds any (in flight together): with three blocks an SM,
-// 72 KiB of loads an SM. (8 measured the same for 4-byte values and 0.03x slower for
-// 8-byte ones, which spilled registers.)
+// 72 KiB of loads an SM (more would spill registers for 8-byte values).
 inline constexpr int piece_loads = 6;
 
 // The pieces of range [base, end) (steps above), for the block; pieces_take(c = last -

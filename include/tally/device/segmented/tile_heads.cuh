@@ -2,9 +2,9 @@
 // over CSR offsets, tile by tile: each tile finds its own segment heads in the offsets.
 // The same kernel serves the scans by one-byte head flags (the flags are copied to the
 // tile's head bytes instead of searched: flags_source below), by keys, and by equal
-// lengths; from 32 MiB of values on, the flag and equal-length forms take the pipelined
-// kernel instead (segmented/pipelined.cuh), which uses this file's warp functions
-// scan_pair_rows and finish_pair_row.
+// lengths; large inputs of the scans take the pipelined kernel instead
+// (segmented/pipelined.cuh), which uses this file's warp functions scan_pair_rows and
+// finish_pair_row.
 //
 // The general path (segmented/pairs_scan.cuh) first turns the offsets into a head bitmap (a
 // memset and a kernel over all offsets), then scans (head, value) pairs with the
@@ -21,7 +21,8 @@
 //      element in shared memory.
 //   2. each warp scans its rows of (head, value) pairs (the flag-augmented operator of
 //      core/segmented.hpp) and writes its warp-local results back to the staged tile
-//      (version 2 of the staged tiles: nothing per row lives across the wait).
+//      (the write-back scan of single_pass/pipelined.cuh: nothing per row lives across
+//      the wait).
 //   3. the warps' (head, value) totals -> the tile's aggregate (warp 0).
 //   4. the tile's prefix from its predecessors by the Protocol (decoupled look-back or
 //      chained), exactly as for an ordinary single-pass scan of pairs. (The decoupled
@@ -77,14 +78,10 @@ using single_pass::select_value;
 enum class mode { inclusive, exclusive, reduce };
 
 // Tiles of 256 threads x 8 rows x 16 bytes (8192 4-byte or 4096 8-byte values, 32 KiB),
-// plus one head byte per element (8 or 4 KiB): 48 registers (5 blocks per SM) for all
-// but the deterministic kernels and the inclusive double look-back one (62-64; holding
-// the compiler to 48 with __launch_bounds__ made the float exclusive kernels spill). Measured on
-// an H100 (docs/perf-notes.md, "The offsets tile kernel"): 8 rows against 4 took the scan
-// of one segment from 1.23x to 1.15x the copy and segments of 32 from 1.50x to 1.32x,
-// the reduce from 0.86x to 0.65x and 1.39x to 0.95x (a tile's fixed latencies, the
-// ticket, the search rounds and the look-back, are paid half as often); 6 rows were
-// between the two. Shorter look-back delays (600 / 300 ns) changed nothing.
+// plus one head byte per element (8 or 4 KiB). Eight rows pay a tile's fixed latencies
+// (the ticket, the search rounds and the look-back) half as often as four. The kernel
+// sets no minimum of blocks per SM: holding its registers down makes the float exclusive
+// kernels spill (docs/performance.md, "Plans and thresholds").
 inline constexpr int block_threads = 256;
 inline constexpr int tile_rows = 8;
 
@@ -458,9 +455,9 @@ __global__ void __launch_bounds__(block_threads)
     // a head where the key differs from the one before (element 0: step 2). Each thread
     // takes runs of 4 consecutive elements, consecutive threads consecutive runs
     // (coalesced): the run's keys in one access where the pointer allows it
-    // (segmented/pairs_scan.cuh's runs), the key before it from the neighbour's run, read again
-    // (an L1 hit); four runs are loaded before any is compared (loads in flight; eight
-    // took 72-95 registers), and each run's 4 head bytes are stored as one word.
+    // (segmented/pairs_scan.cuh's runs), the key before it from the neighbour's run, read
+    // again (an L1 hit); four runs are loaded before any is compared (loads in flight;
+    // more would cost registers), and each run's 4 head bytes are stored as one word.
     using key_t = segmented::element_t<decltype(source.keys)>;
     constexpr int run = 4, runs_in_flight = 4;
     static_assert(L::tile_items % (run * runs_in_flight * block_threads) == 0, "whole rounds");
@@ -573,7 +570,7 @@ __global__ void __launch_bounds__(block_threads)
     // ... then one result per segment ending in the tile: segment k = j - 1 for the
     // offsets[j] in (base, end] (tile 0: [0, end]); init if it is empty
     // (four j per thread in flight: one segment per element would otherwise be a chain of
-    // dependent loads; eight cost 20-30 registers more, 3 blocks per SM instead of 5)
+    // dependent loads; eight would cost registers, and so blocks per SM)
     const Acc* values = reinterpret_cast<const Acc*>(tile_values);
     const std::int64_t from = first > 1 ? first : 1;
     const std::int64_t to = last <= source.segments ? last : source.segments + 1;
