@@ -420,7 +420,7 @@ std::vector<int> default_thread_counts() {
 }
 
 void run_cpu_bench(const bench_config& config, report& out) {
-  // The CPU part measures scans and reductions only (no segmented table yet): nothing to
+  // The CPU part measures scans and reductions only (it has no segmented table): nothing to
   // do when --operations asks for none of them (copies alone would be measured).
   const std::vector<operation> cpu_default = {operation::inclusive_scan};
   if (!config.wants(operation::inclusive_scan, cpu_default) &&

@@ -3,7 +3,7 @@
 //
 // Method (DESIGN.md): CUDA events around each call, a warm-up call first, the median of
 // >= 20 samples; sizes 2^10 .. 2^28 elements (2^27 for 8-byte types: the same 1 GiB per
-// buffer), far beyond the L2 cache (50 to 60 MB on an H100/H200) at the large sizes.
+// buffer), far beyond the L2 cache (50 to 60 MB on an sm_90 GPU) at the large sizes.
 #include <chrono>
 #include <cstdio>
 #include <sstream>

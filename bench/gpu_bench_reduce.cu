@@ -12,7 +12,7 @@
 // Columns: a reduction reads n elements, so its GB/s counts n * sizeof(T) bytes and %copy
 // compares that with the copy's read + write rate (100% = reading at the copy's total
 // bandwidth); the note of every reduce row gives its time over the copy's time of the
-// same n (the issue's target for n <= 2^20: at most 1.2x).
+// same n (the target of scripts/targets.py for n <= 2^20: at most 1.2x).
 #include <cub/device/device_reduce.cuh>
 
 #include <algorithm>

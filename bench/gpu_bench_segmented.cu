@@ -1,9 +1,9 @@
-// bench/gpu_bench_segmented.cu -- the table of segmented and batched scans (issue 6): what
-// it measures, and the segment descriptions that its rows share. The rows themselves:
+// bench/gpu_bench_segmented.cu -- the table of segmented and batched scans: what it
+// measures, and the segment descriptions that its rows share. The rows themselves:
 // gpu_bench_segmented.cuh.
 //
-// For int32, float, int64 and double sums (issue 6's targets: int32 and float), in one run,
-// on the same buffers:
+// For int32, float, int64 and double sums (the targets of scripts/targets.py: int32 and
+// float), in one run, on the same buffers:
 //   copy      cudaMemcpyAsync device to device of the values (n * sizeof(T) read and
 //             written) at every n of the table: the reference of %copy;
 //   segmented_scan    at n = 2^26 and 2^28 (--quick: 2^26), for segments of uniform
@@ -26,7 +26,7 @@
 //             (the transposed layout), a rough peer, said in the row's note.
 // Only the call is timed: keys, flags and offsets are written on the device before (and
 // kept for all the rows of a case); CUB's temporary storage is allocated before timing;
-// tally's segmented forms take no caller storage yet and run as a user calls them.
+// tally's segmented forms take no caller storage and run as a user calls them.
 // %copy counts the values only (2 n sizeof(T) bytes for a scan, n + segments values for a
 // segmented reduce): for a scan it is the copy's time over the row's time, keys, flags
 // and offsets being extra reads that the copy does not make.

@@ -17,7 +17,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
-// The umbrella first: tally/device/segmented.cuh alone does not compile yet (its single-pass
+// The umbrella first: tally/device/segmented.cuh does not compile alone (its single-pass
 // scan uses the block headers that tally/device/scan.cuh brings).
 #include <tally/tally.cuh>
 #include <tally/device/segmented.cuh>

@@ -1,5 +1,5 @@
 // bench/gpu_bench_segmented.hpp -- the table of segmented and batched scans and segmented
-// reductions (issue 6): the plan of the table, the description of the segments that the
+// reductions: the plan of the table, the description of the segments that the
 // rows share, and the per-type runs (gpu_bench_segmented.cuh, instantiated in
 // gpu_bench_segmented_<type>.cu so that the types compile in parallel).
 #pragma once

@@ -45,7 +45,7 @@
 #include "gpu_bench_common.cuh"
 #include "verify.hpp"
 
-// tally's device-wide reduce is measured once its header exists.
+// tally's device-wide reduce is measured where its header is present.
 #if __has_include(<tally/device/reduce.cuh>)
 #include <tally/device/reduce.cuh>
 #define TALLY_BENCH_HAS_DEVICE_REDUCE 1
@@ -394,7 +394,7 @@ class gpu_type_bench {
     }
   }
 
-  // tally's reduce (when its header exists), both forms:
+  // tally's reduce (where its header is present), both forms:
   //   reduce_into  the result in device memory, nothing waited for: the form CUB's
   //                DeviceReduce has, so this row's ratio to CUB compares like with like;
   //   reduce       returns the value, so the time includes the host's wait and the

@@ -7,7 +7,7 @@ variant) the copy, CUB and every tally row.
 
     scripts/bench_summary.py results/bench.csv [--impl tally/automatic ...]
 
-CSVs written before the `variant` column existed still read (no segmented section).
+CSVs without a `variant` column read too (no segmented section).
 """
 import argparse
 import csv

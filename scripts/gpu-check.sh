@@ -16,18 +16,15 @@
 # would not fit in one (each call rebuilds only what changed; skipped phases are named
 # in the summary, and the check passes only for the phases that ran).
 # The sanitizers phase can itself be split over calls (the three tools, which run side by
-# side, took 586 s of a call's 600 in session 20): GPU_CHECK_SANITIZERS (default
-# "memcheck racecheck synccheck") selects the tools, GPU_CHECK_SANITIZE_MATCH (an
+# side, nearly fill a call's 600 s over every test executable): GPU_CHECK_SANITIZERS
+# (default "memcheck racecheck synccheck") selects the tools, GPU_CHECK_SANITIZE_MATCH (an
 # extended regular expression, default: all) the test executables by name, for example
 # "segmented" in one call and "^tally_gpu_([^s]|s[^e])" in the next. What is left out is
 # named in the summary, and so are the slowest runs (seconds.txt in the sanitizers'
-# archive has every run's seconds): the second call of session 49's check took 575 s,
-# so session 50's check split it in two (README.md: three calls of 337, 288 and 223 s).
-# Timing on the device tool's H200 (sessions 24-25): the build alone takes 380-520 s on a
-# fresh machine, ctest about 80 s more, so the call with the build and the tests needs the
-# whole 600 s; the sanitizers then take 220-330 s a call on the warm machine. On the H100
-# machine (session 40) the build did not finish in 600 s, and a build killed by the call's
-# limit started over in the next call. So build on a development machine instead:
+# archive has every run's seconds), which show where to split.
+# The GPU machine (one H200, 16 cores) builds everything in 480-575 s from scratch, so a
+# call with the build and the tests does not fit in 600 s, and a build killed by the
+# call's limit starts over in the next call. So build on a development machine instead:
 # GPU_CHECK_PREBUILT=build/gpu-carry.tar.xz (made by scripts/gpu-prebuild.sh, carried
 # with .deps) skips the build here and runs the carried binaries, after checking that
 # the sources here hash as those they were built from (a stale bundle fails the check).

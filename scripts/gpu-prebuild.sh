@@ -6,12 +6,11 @@
 #   then on the GPU machine, carrying .deps and build/gpu-carry.tar.xz:
 #   GPU_CHECK_PREBUILT=build/gpu-carry.tar.xz scripts/gpu-check.sh
 #
-# Why: the full build takes 480-575 s on the H200 machine and did not finish in a 600 s
-# call on the H100 machine (session 40: 72 of 74 targets); a ninja killed by the call's
-# time limit then started over in the next call, and the two calls spent the session's
-# device budget without a test run. Here the build costs local time only (11-12 minutes
-# from scratch on 2 cores), and the device's calls run tests, sanitizers and the
-# benchmark alone.
+# Why: the full build takes 480-575 s on the GPU machine (one H200), nearly all of a
+# device call's 600 s, and a ninja killed by the call's time limit starts over in the next
+# call, so the device time goes to building instead of testing. Here the build costs local
+# time only (11-12 minutes from scratch on 2 cores), and the device's calls run tests,
+# sanitizers and the benchmark alone.
 #
 # The binaries are usable there because both machines see the repository at the same
 # path (/work/main: the test commands and RPATHs in the build tree are absolute), the
@@ -46,9 +45,9 @@ git ls-files -co --exclude-standard -- "${build_inputs[@]}" |
 xargs -d '\n' sha256sum <"$dir/sources.list" >"$dir/sources.sha256"
 
 # sm_90 machine code alone (90-real): the gpu preset's build also embeds PTX for later
-# GPUs, which the H100/H200 do not run and which packs poorly (the xz pack was 69 MB with
-# it, 27 MB without). The SASS comes from the same PTX through the same ptxas; it was not
-# compared byte for byte (cuobjdump is not on the development machine).
+# GPUs, which an sm_90 GPU does not run and which packs poorly (the xz pack is about 69 MB
+# with it, 27 MB without). The SASS comes from the same PTX through the same ptxas; it is
+# not compared byte for byte (cuobjdump is not on the development machine).
 cmake --preset gpu -B "$dir" -DCMAKE_CUDA_ARCHITECTURES=90-real >"$dir.log" 2>&1 ||
   { tail -30 "$dir.log"; exit 1; }
 if ! cmake --build "$dir" -j "$jobs" >>"$dir.log" 2>&1; then
@@ -76,8 +75,8 @@ for lib in $(ldd "$dir/bench/tally-bench" | awk '/libfmt|libcudart/ {print $3}')
 done
 
 # The pack: everything but objects and CMake's working folders. POSIX (pax) headers keep
-# the files' times to the nanosecond, so a pack unpacked over this folder (gpu-check.sh
-# tried here) does not make ninja rebuild it.
+# the files' times to the nanosecond, so a pack unpacked over this folder (as gpu-check.sh
+# does when run on this machine) does not make ninja rebuild it.
 tar -C build --format=posix --exclude='*.o' --exclude=CMakeFiles -cJf "$dir.tar.xz" "$(basename "$dir")"
 cat "$dir/prebuilt.txt"
 echo "gpu-prebuild: $dir.tar.xz, $(du -sh "$dir.tar.xz" | cut -f1); carry it and .deps to the GPU"

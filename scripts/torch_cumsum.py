@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """PyTorch's cumsum on the shapes of tally-bench's segmented table, beside a copy of the same
-tensor: a peer outside the bench's process (issue 6).
+tensor: a peer outside the bench's process.
 
     python3 scripts/torch_cumsum.py [--csv results/torch_cumsum.csv] [--reps 21]
 

@@ -3,9 +3,9 @@
 // in the process: a call without caller storage during a capture allocates from tally's
 // memory pool, which the first such call creates (device/detail/storage.cuh,
 // scratch_pool), and the runtime refuses to create a pool during a capture in the global
-// and thread-local capture modes unless the creating thread relaxes its own mode. Found
-// in session 21: the graph tests of test_single_pass.cu passed only because other tests
-// had created the pool before them.
+// and thread-local capture modes unless the creating thread relaxes its own mode. The
+// graph tests of test_single_pass.cu cannot show this: other tests of their executable
+// create the pool before them.
 #include <cstdint>
 #include <vector>
 

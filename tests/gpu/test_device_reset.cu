@@ -4,9 +4,9 @@
 // finish-word rings and the pinned slot through which tally::reduce returns its value
 // belong to the CUDA context they were allocated in, and cudaDeviceReset frees them with
 // it; the per-stream tile states (from tally's memory pool) and the pipelined kernels'
-// shared-memory limits outlive a reset. Before session 34 the first reduce after a reset
-// wrote into the freed ring and failed with an illegal address, which also poisons the new
-// context. This test runs every kind of call that keeps state before and after resets.
+// shared-memory limits outlive a reset. A reduce that wrote into a ring the reset freed
+// would fail with an illegal address, which also poisons the new context. This test runs
+// every kind of call that keeps state before and after resets.
 // An executable of its own: a reset takes every other test's device state with it.
 #include <condition_variable>
 #include <cstdint>

@@ -465,7 +465,7 @@ TEST(Reduce, CallerStorage) {
   TALLY_TEST_CUDA(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &high));
   EXPECT_EQ(high, base) << "a call with caller storage allocated from the pool";
   // without caller storage the chunked reduction takes its partials from the pool (reduce
-  // itself no longer does: its result goes to a pinned host slot, not the pool)
+  // itself does not: its result goes to a pinned host slot, not the pool)
   tally::reduction::chunked(d, n, out.data(), 0);
   TALLY_TEST_CUDA(cudaDeviceSynchronize());
   EXPECT_EQ(out.download()[0], want);

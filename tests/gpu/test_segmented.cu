@@ -71,7 +71,7 @@ const char* type_name() {
   else return "mat2";
 }
 
-// A fast generator for the bulk of the inputs and layouts (splitmix64; mt19937_64 took a
+// A fast generator for the bulk of the inputs and layouts (splitmix64; mt19937_64 takes a
 // good part of the host time of the large cases), seeded from the test seed and a salt.
 struct fast_rng {
   using result_type = std::uint64_t;
@@ -1355,7 +1355,7 @@ TEST(SegmentedArguments, Shapes) {
   TALLY_TEST_CUDA(cudaDeviceSynchronize());
 }
 
-// options.storage (not supported by these forms yet), a block algorithm other than
+// options.storage (which these forms do not take), a block algorithm other than
 // automatic / warp_scans, a multi-pass strategy (reduce_then_scan, scan_then_propagate):
 // every function throws std::invalid_argument naming the function and the option.
 // (scan_strategy::chained is left out: the contract rejects it, segmented.cuh accepts it

@@ -250,7 +250,8 @@ void pipelined_columns_scan(const T* in, T* out, i64 outer, i64 len, const T& in
       << "the tensor map of rows of " << groups << " column groups was refused";
 }
 
-// tiles of the largest case: more than an H100 or H200 holds blocks at once (3 per SM)
+// tiles of the largest case: more than an sm_90 GPU (132 SMs) holds blocks at once (3 per
+// SM)
 i64 many_tiles() { return quick() ? 420 : 1400; }
 
 // (rows of `groups` lines: inner = groups x W; the shapes' sizes shrink with groups, so

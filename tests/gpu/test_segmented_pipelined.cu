@@ -127,8 +127,8 @@ std::vector<i64> edges(i64 top) {
           40 * tile + 3, top};
 }
 
-// 1400 tiles of 8 rows (about 1244 of equal lengths' 9): more than the blocks an H100 or
-// H200 holds at once (3 per SM).
+// 1400 tiles of 8 rows (about 1244 of equal lengths' 9): more than the blocks an sm_90
+// GPU (132 SMs) holds at once (3 per SM).
 template <class T>
 i64 top_size() {
   return 1400 * sp::segmented_tiles<false, T, tally::plus, sp::equal_lengths, 256, 8>::L::tile_items + 3;
@@ -191,7 +191,8 @@ template <class T, class Key, class Equal, class Op>
 void check_keys(std::uint64_t salt, Equal equal, Op op) {
   using heads_t = sp::staged_keys<Key, Equal>;
   // 1400 tiles of this program's size (fewer rows than the other forms); under
-  // compute-sanitizer (quick) 450, still more than an H200 holds blocks (396)
+  // compute-sanitizer (quick) 450, still more than an sm_90 GPU (132 SMs) holds blocks
+  // (396)
   constexpr i64 tile = sp::segmented_tiles<false, T, Op, heads_t>::L::tile_items;
   const i64 top = (quick() ? 450 : 1400) * tile + 3;
   const auto h = values<T>(static_cast<std::size_t>(top), salt);
@@ -326,12 +327,12 @@ TEST(SegmentedPipelined, KeysNonCommutative4Byte) { check_keys<affine16, std::in
 TEST(SegmentedPipelined, KeysNonCommutative8Byte) { check_keys<affine32, std::int16_t>(326, std::equal_to<>{}, compose32{}); }
 
 // default_rows gives every staged program as many rows as leave room for 3 blocks an SM
-// on an H100 or H200: checked here with the occupancy API for each protocol's kernel with
-// the rows scan gives it (mode_rows), the deterministic look-back's too where the values
-// are not exact (its held windows take 4 KiB of static shared memory, and its tiles one
-// row less where they need it). One byte more a stage than the rule allows, and a kernel
-// falls to 2 blocks an SM and runs 5-7 points of the copy slower (docs/performance.md,
-// "Plans and thresholds").
+// of 228 KiB of shared memory (sm_90): checked here with the occupancy API for each
+// protocol's kernel with the rows scan gives it (mode_rows), the deterministic look-back's
+// too where the values are not exact (its held windows take 4 KiB of static shared
+// memory, and its tiles one row less where they need it). One byte more a stage than the
+// rule allows, and a kernel falls to 2 blocks an SM and runs several points of the copy
+// slower (docs/performance.md, "Plans and thresholds").
 template <class Kernel>
 void blocks_an_sm(Kernel kernel, int threads, int dynamic_bytes, int& blocks) {
   TALLY_TEST_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, dynamic_bytes));

@@ -1,5 +1,5 @@
 // tests/gpu/test_single_pass.cu -- what is particular to the single-pass scans
-// (device/detail/{single_pass_scan,pipelined_scan,decoupled_lookback,chained,tile_state}.cuh):
+// (device/single_pass/{tile_pipeline,pipelined,decoupled_lookback,chained,tile_state}.cuh):
 //   - pointers at any alignment (the 16-byte vector path and the scalar path);
 //   - iterator inputs (a fused map), converting inputs and outputs;
 //   - accumulators of every descriptor format: 2, 8-byte structs, 12 and 64 bytes,
@@ -461,8 +461,8 @@ TEST(SinglePass, DeterministicFloatBits) {
 // scan in every run at sizes that run the tiles by block (more tiles than one window),
 // the ticket kernels and the pipelined kernel.
 TEST(SinglePass, DeterministicDoubleBits) {
-  // 100 tiles by block; 1000 tiles, more than an H100 or H200 holds at once (3 blocks of
-  // the deterministic kernel per SM) and below the pipelined kernel's 32 MiB
+  // 100 tiles by block; 1000 tiles, more than an sm_90 GPU (132 SMs) holds at once (3
+  // blocks of the deterministic kernel per SM) and below the pipelined kernel's 32 MiB
   const std::int64_t tile = sp::tile_items<double>();
   std::vector<std::int64_t> ns = {100 * tile + 3, 1000 * tile - 5};
   if (!quick()) ns.push_back(tally::detail::pipelined::min_bytes / 8 + 7);
@@ -528,8 +528,8 @@ template <class T, class Op>
 void check_pipelined_tiles(const char* label, std::uint64_t salt, bool sweep) {
   SCOPED_TRACE(label);
   constexpr std::int64_t tile = pl::tile_items<T>();
-  // 1400 tiles: more than the blocks an H100 or H200 holds at once (3 per SM), so blocks
-  // take several tiles each and the ring wraps many times
+  // 1400 tiles: more than the blocks an sm_90 GPU (132 SMs) holds at once (3 per SM), so
+  // blocks take several tiles each and the ring wraps many times
   const std::int64_t top = 1400 * tile + 3;
   std::vector<std::int64_t> ns = {1, 2, 31, 32 * 4 + 1, tile - 1, tile, tile + 1, 2 * tile - 1,
                                   2 * tile + 1, 3 * tile + 17, 40 * tile + 3, top};
