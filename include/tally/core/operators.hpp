@@ -13,9 +13,25 @@
 #include <limits>
 #include <type_traits>
 
+#if defined(__CUDACC__)
+#include <cuda/std/limits>
+#endif
+
 #include "tally/core/macros.hpp"
 
 namespace tally {
+
+namespace detail {
+// numeric_limits whose members device code may call: libcu++'s under nvcc (the CUDA
+// toolkit's), the standard library's otherwise; the same values.
+#if defined(__CUDACC__)
+template <class T>
+using numeric_limits = cuda::std::numeric_limits<T>;
+#else
+template <class T>
+using numeric_limits = std::numeric_limits<T>;
+#endif
+}  // namespace detail
 
 struct plus {
   template <class T, class U>
@@ -98,20 +114,20 @@ struct identity_of<minimum, T, std::enable_if_t<std::is_arithmetic_v<T>>> {
   // +infinity for floating point (so a NaN-free minimum of any finite values is exact),
   // the largest value otherwise.
   TALLY_HOST_DEVICE static constexpr T value() {
-    if constexpr (std::numeric_limits<T>::has_infinity) {
-      return std::numeric_limits<T>::infinity();
+    if constexpr (detail::numeric_limits<T>::has_infinity) {
+      return detail::numeric_limits<T>::infinity();
     } else {
-      return std::numeric_limits<T>::max();
+      return detail::numeric_limits<T>::max();
     }
   }
 };
 template <class T>
 struct identity_of<maximum, T, std::enable_if_t<std::is_arithmetic_v<T>>> {
   TALLY_HOST_DEVICE static constexpr T value() {
-    if constexpr (std::numeric_limits<T>::has_infinity) {
-      return -std::numeric_limits<T>::infinity();
+    if constexpr (detail::numeric_limits<T>::has_infinity) {
+      return -detail::numeric_limits<T>::infinity();
     } else {
-      return std::numeric_limits<T>::lowest();
+      return detail::numeric_limits<T>::lowest();
     }
   }
 };

@@ -175,6 +175,29 @@ inline constexpr bool stageable_keys_v = [] {
   }
 }();
 
+// std::equal_to's call operator is a constexpr host function, which device code may call
+// only under --expt-relaxed-constexpr: the key forms compare through device_equal_to
+// instead, the same comparison (the operands converted to T, or as they are for void).
+template <class T>
+struct device_equal_to {
+  TALLY_HOST_DEVICE constexpr bool operator()(const T& a, const T& b) const { return a == b; }
+};
+template <>
+struct device_equal_to<void> {
+  template <class A, class B>
+  TALLY_HOST_DEVICE constexpr bool operator()(const A& a, const B& b) const {
+    return static_cast<bool>(a == b);
+  }
+};
+template <class Equal>
+Equal device_equal(const Equal& equal) {
+  return equal;
+}
+template <class T>
+device_equal_to<T> device_equal(const std::equal_to<T>&) {
+  return {};
+}
+
 // The key forms, for 16-byte aligned pointers to a 4- or 8-byte accumulator type: the
 // pipelined kernel from segmented_pipelined::min_bytes of values on for 16-byte aligned
 // pointers to keys of 1-8 bytes (staged beside the values); else the tile kernel (keys:
@@ -524,7 +547,8 @@ void inclusive_scan_by_key(Keys keys, In in, Out out, std::int64_t n, Op op = {}
   detail::check_device_pointer(function, "out", out, n);
   detail::segmented::check_options(function, o);
   if (n == 0) return;
-  detail::segmented::keys_scan<false, acc_t>(function, keys, in, out, n, equal,
+  detail::segmented::keys_scan<false, acc_t>(function, keys, in, out, n,
+                                             detail::segmented::device_equal(equal),
                                              detail::segmented::unused_init<acc_t>(), op, o);
 }
 
@@ -540,8 +564,9 @@ void exclusive_scan_by_key(Keys keys, In in, Out out, std::int64_t n, Init init,
   detail::check_device_pointer(function, "out", out, n);
   detail::segmented::check_options(function, o);
   if (n == 0) return;
-  detail::segmented::keys_scan<true, acc_t>(function, keys, in, out, n, equal, static_cast<acc_t>(init),
-                                            op, o);
+  detail::segmented::keys_scan<true, acc_t>(function, keys, in, out, n,
+                                            detail::segmented::device_equal(equal),
+                                            static_cast<acc_t>(init), op, o);
 }
 
 // ---- CSR offsets ------------------------------------------------------------------------------

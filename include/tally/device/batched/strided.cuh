@@ -51,6 +51,7 @@
 #include <cuda_runtime.h>
 
 #include "tally/core/error.hpp"
+#include "tally/core/math.hpp"
 #include "tally/core/options.hpp"
 #include "tally/device/detail/cuda_check.cuh"
 #include "tally/device/detail/storage.cuh"
@@ -296,7 +297,7 @@ TALLY_DEVICE TALLY_FORCEINLINE void column_prefix(const column_state<Acc>& state
 
 // The look-back lanes of a column in strided_kernel's deterministic mode: the largest power
 // of two of at most 32 and threads / W (windowed_prefix needs a column's slots in one warp).
-constexpr int strided_slots(int W) {
+TALLY_HOST_DEVICE constexpr int strided_slots(int W) {
   int slots = 32;
   while (slots > 1 && slots * W > threads) slots /= 2;
   return slots;
@@ -325,9 +326,9 @@ __global__ void __launch_bounds__(threads)
   const std::int64_t t = place.t, chunk = place.chunk, slice = place.slice, group = place.group;
   const unsigned epoch = place.epoch;
   const std::int64_t col0 = group * g.width;
-  const int cols_here = static_cast<int>(std::min<std::int64_t>(g.width, g.inner - col0));
+  const int cols_here = static_cast<int>(min_of<std::int64_t>(g.width, g.inner - col0));
   const std::int64_t row0 = chunk * g.rows;
-  const int rows_here = static_cast<int>(std::min<std::int64_t>(g.rows, g.len - row0));
+  const int rows_here = static_cast<int>(min_of<std::int64_t>(g.rows, g.len - row0));
   const std::int64_t origin = (slice * g.len + row0) * g.inner + col0;  // element (0, 0)
   const int W = g.width;
   clear_unused(state, lookback, place, g.tiles, g.tiles * W);
@@ -745,7 +746,7 @@ __global__ void __launch_bounds__(threads)
   // prefix when the scan is exclusive (chunk 0: the seed) or the tile is below chunk 0
   // (columns past the array's last column skip the look-back and have none).
   {
-    const int slots = std::min(32, threads / W);
+    const int slots = min_of(32, threads / W);
     const int c = tid / slots;  // column c of the tile (slot tid % slots)
     const bool in_window = c < W;
     const bool walks = in_window && chunk > 0 && group * W + c < g.inner;

@@ -15,6 +15,7 @@
 
 #include <cuda_runtime.h>
 
+#include "tally/core/macros.hpp"
 #include "tally/device/detail/cuda_check.cuh"
 #include "tally/device/detail/tuning.cuh"
 
@@ -26,7 +27,7 @@ constexpr std::size_t round_up_storage(std::size_t bytes) {
   return (bytes + storage_alignment - 1) / storage_alignment * storage_alignment;
 }
 
-constexpr std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+TALLY_HOST_DEVICE constexpr std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
 // The bytes of tile sums over all levels (without the alignment slack).
 template <class Acc>

@@ -102,11 +102,11 @@ template <class Acc>
 using layout = single_pass::layout<block_threads, sub_tile_rows, segmented_offsets::vec_of<Acc>, true>;
 
 template <class Acc>
-constexpr std::int64_t sub_tile_items() {
+TALLY_HOST_DEVICE constexpr std::int64_t sub_tile_items() {
   return layout<Acc>::tile_items;
 }
 template <class Acc>
-constexpr int bitmap_words() {
+TALLY_HOST_DEVICE constexpr int bitmap_words() {
   return static_cast<int>(sub_tile_items<Acc>() * max_sub_tiles / 32);
 }
 
@@ -151,7 +151,7 @@ bool takes(In in) {
 // ranges with many boundaries, where each one's cost to every warp outweighs the
 // sub-tiles' work.
 template <class Acc>
-constexpr int max_pieces() {
+TALLY_HOST_DEVICE constexpr int max_pieces() {
   // the slots, warps x sizeof(Acc) bytes a piece, in a 16 KiB buffer of the ring: 512
   // pieces of 4-byte values, 256 of 8-byte ones
   return static_cast<int>(sizeof(single_pass::staged_tile<Acc, layout<Acc>>) / sizeof(Acc) /

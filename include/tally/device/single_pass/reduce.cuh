@@ -47,6 +47,7 @@
 #include <cuda_runtime.h>
 
 #include "tally/block/block_reduce.cuh"
+#include "tally/core/math.hpp"
 #include "tally/device/detail/dependent_launch.cuh"
 #include "tally/device/detail/reduce_common.cuh"
 #include "tally/device/multi_pass/chunked_reduction.cuh"
@@ -397,7 +398,7 @@ TALLY_DEVICE void finish(const Acc& block_total, const Acc& init, Op op, Out out
 // (docs/performance.md, "Plans and thresholds"). Not for the packed finish (int32 sums:
 // the grid's one atomic is as fast) nor for scalar loads (4 in flight per thread).
 template <class Acc, class In, class Op>
-constexpr std::int64_t single_block_max_bytes() {
+TALLY_HOST_DEVICE constexpr std::int64_t single_block_max_bytes() {
   if constexpr (strided_ok_v<Op, Acc> && vector_input<In>::value && !packed_finish_v<Op, Acc>) {
     return reduce_tuning::descriptor_single_block_max_bytes;
   } else {
@@ -431,7 +432,7 @@ TALLY_DEVICE TALLY_FORCEINLINE Acc one_block_vector_partial(const T* in, std::in
   constexpr int width = static_cast<int>(16 / sizeof(element));
   const auto address = reinterpret_cast<std::uintptr_t>(in);
   const int count = static_cast<int>(n);  // at most single_block_max_bytes() of elements
-  const int head = std::min(count, static_cast<int>(((16 - address % 16) % 16) / sizeof(element)));
+  const int head = min_of(count, static_cast<int>(((16 - address % 16) % 16) / sizeof(element)));
   const int vectors = (count - head) / width;
   const int tail_begin = head + vectors * width;
   const uint4* v = reinterpret_cast<const uint4*>(in + head);  // 16-byte aligned
