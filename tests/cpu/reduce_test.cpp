@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "common/test_support.hpp"
+#include "test_support.hpp"
 #include "tally/tally.hpp"
 
 namespace {

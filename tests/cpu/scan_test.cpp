@@ -12,7 +12,7 @@
 
 #include <tbb/task_arena.h>
 
-#include "common/test_support.hpp"
+#include "test_support.hpp"
 #include "tally/tally.hpp"
 
 namespace {

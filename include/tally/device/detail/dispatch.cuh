@@ -59,7 +59,7 @@ inline const char* scan_plan_name(scan_plan p) {
 }
 
 // A plan forced on this thread's scans, for tests that run their contract on every plan
-// (tests/gpu/scan_contract.cuh); nullopt (the default): the chooser decides. A forced plan
+// (tests/device/scan_contract.cuh); nullopt (the default): the chooser decides. A forced plan
 // is taken only where it can run (scan_plan_runs); elsewhere the chooser decides as
 // without it.
 inline std::optional<scan_plan>& forced_scan_plan() {
