@@ -43,6 +43,33 @@ tally::options with_strategy(scan_strategy s, bool deterministic = false) {
   return o;
 }
 
+// The public scans with a single-pass options.strategy: decoupled_lookback (and automatic)
+// through tally::inclusive_scan, chained through the same driver with the chained
+// protocol. (tally::textbook would do both, but compiles every strategy x block pair.)
+template <class In, class Out, class Op>
+void sp_inclusive_scan(In in, Out out, std::int64_t n, Op op, const tally::options& o = {}) {
+  if (o.strategy != scan_strategy::chained) return tally::inclusive_scan(in, out, n, op, o);
+  using acc_t = tally::inclusive_accumulator_t<Op, tally::input_value_t<In>>;
+  tally::detail::scan_with<tally::detail::chained::strategy, tally::detail::warp_scans_selector,
+                           false, acc_t>("inclusive_scan", "inclusive_scan_storage_bytes", in, out,
+                                         n, tally::detail::seed_value<acc_t, false>{}, op, o);
+}
+template <class In, class Out, class Init, class Op>
+void sp_exclusive_scan(In in, Out out, std::int64_t n, Init init, Op op,
+                       const tally::options& o = {}) {
+  if (o.strategy != scan_strategy::chained) return tally::exclusive_scan(in, out, n, init, op, o);
+  using acc_t = tally::exclusive_accumulator_t<Op, Init, tally::input_value_t<In>>;
+  tally::detail::scan_with<tally::detail::chained::strategy, tally::detail::warp_scans_selector,
+                           true, acc_t>("exclusive_scan", "exclusive_scan_storage_bytes", in, out,
+                                        n, tally::detail::seed_value<acc_t, true>{static_cast<acc_t>(init)},
+                                        op, o);
+}
+// Both single-pass strategies need the same caller storage.
+template <class In, class Op = tally::plus>
+std::size_t sp_inclusive_storage_bytes(std::int64_t n, const tally::options& = {}) {
+  return tally::inclusive_scan_storage_bytes<In, Op>(n);
+}
+
 std::string name_of(scan_strategy s) {
   return s == scan_strategy::chained ? "chained" : "decoupled_lookback";
 }
@@ -206,14 +233,14 @@ void check_type(const char* label, std::uint64_t salt) {
     for (const std::int64_t n : ns) {
       SCOPED_TRACE(name_of(s) + " n = " + std::to_string(n));
       out.poison();
-      tally::textbook::inclusive_scan(in.data(), out.data(), n, op, with_strategy(s));
+      sp_inclusive_scan(in.data(), out.data(), n, op, with_strategy(s));
       TALLY_TEST_CUDA(cudaDeviceSynchronize());
       auto got = out.download(static_cast<std::size_t>(n));
       for (std::int64_t i = 0; i < n; ++i) {
         ASSERT_EQ(got[i], want_i[i]) << "inclusive, element " << i;
       }
       out.poison();
-      tally::textbook::exclusive_scan(in.data(), out.data(), n, init, op, with_strategy(s));
+      sp_exclusive_scan(in.data(), out.data(), n, init, op, with_strategy(s));
       TALLY_TEST_CUDA(cudaDeviceSynchronize());
       got = out.download(static_cast<std::size_t>(n));
       for (std::int64_t i = 0; i < n; ++i) {
@@ -259,7 +286,7 @@ void check_offsets() {
           const std::vector<T> slice(h.begin() + in_offset, h.begin() + in_offset + n);
           const auto want = reference_scan(slice, false, T(0), tally::plus{});
           out.poison();
-          tally::textbook::inclusive_scan(in.data() + in_offset, out.data() + out_offset, n, tally::plus{},
+          sp_inclusive_scan(in.data() + in_offset, out.data() + out_offset, n, tally::plus{},
                                 with_strategy(s));
           TALLY_TEST_CUDA(cudaDeviceSynchronize());
           const auto got = out.download(static_cast<std::size_t>(n + 2));
@@ -273,7 +300,7 @@ void check_offsets() {
       // in place at an odd address
       device_buffer<T> work(h);
       const std::vector<T> slice(h.begin() + 1, h.begin() + 1 + n);
-      tally::textbook::exclusive_scan(work.data() + 1, work.data() + 1, n, T(3), tally::plus{}, with_strategy(s));
+      sp_exclusive_scan(work.data() + 1, work.data() + 1, n, T(3), tally::plus{}, with_strategy(s));
       TALLY_TEST_CUDA(cudaDeviceSynchronize());
       const auto got = work.download();
       ASSERT_TRUE(matches(std::vector<T>(got.begin() + 1, got.begin() + 1 + n),
@@ -312,7 +339,7 @@ TEST(SinglePass, IteratorInputAndConversions) {
     auto in = thrust::make_transform_iterator(thrust::counting_iterator<std::int64_t>(0), square_mod{});
     device_buffer<std::int64_t> out(static_cast<std::size_t>(n));
     out.poison();
-    tally::textbook::inclusive_scan(in, out.data(), n, tally::plus{}, with_strategy(s));
+    sp_inclusive_scan(in, out.data(), n, tally::plus{}, with_strategy(s));
     TALLY_TEST_CUDA(cudaDeviceSynchronize());
     auto got = out.download();
     std::int64_t running = 0;
@@ -328,7 +355,7 @@ TEST(SinglePass, IteratorInputAndConversions) {
     device_buffer<std::int8_t> small(h);
     const std::int64_t init = std::int64_t{3} << 33;
     out.poison();
-    tally::textbook::exclusive_scan(small.data(), out.data(), n, init, tally::plus{}, with_strategy(s));
+    sp_exclusive_scan(small.data(), out.data(), n, init, tally::plus{}, with_strategy(s));
     TALLY_TEST_CUDA(cudaDeviceSynchronize());
     got = out.download();
     running = init;
@@ -412,9 +439,9 @@ std::vector<T> float_sum_scan(const device_buffer<T>& in, device_buffer<T>& out,
                               bool exclusive, const tally::options& o) {
   out.poison();
   if (exclusive) {
-    tally::textbook::exclusive_scan(in.data(), out.data(), n, T(0.5), tally::plus{}, o);
+    sp_exclusive_scan(in.data(), out.data(), n, T(0.5), tally::plus{}, o);
   } else {
-    tally::textbook::inclusive_scan(in.data(), out.data(), n, tally::plus{}, o);
+    sp_inclusive_scan(in.data(), out.data(), n, tally::plus{}, o);
   }
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   return out.download();
@@ -673,7 +700,7 @@ TEST(SinglePass, PipelinedThroughThePublicScans) {
   device_buffer<std::int32_t> ini(hi), outi(static_cast<std::size_t>(n));
   for (auto s : single_pass_strategies) {
     outi.poison();
-    tally::textbook::inclusive_scan(ini.data(), outi.data(), n, tally::plus{}, with_strategy(s));
+    sp_inclusive_scan(ini.data(), outi.data(), n, tally::plus{}, with_strategy(s));
     TALLY_TEST_CUDA(cudaDeviceSynchronize());
     ASSERT_TRUE(matches(outi.download(), want, static_cast<std::size_t>(n))) << name_of(s);
   }
@@ -691,11 +718,11 @@ void check_public_pipelined(const char* label, std::uint64_t salt, const T& init
   device_buffer<T> in(h), out(static_cast<std::size_t>(n + 1));
   for (auto s : single_pass_strategies) {
     out.poison();
-    tally::textbook::inclusive_scan(in.data(), out.data(), n, Op{}, with_strategy(s));
+    sp_inclusive_scan(in.data(), out.data(), n, Op{}, with_strategy(s));
     TALLY_TEST_CUDA(cudaDeviceSynchronize());
     ASSERT_TRUE(matches(out.download(), want_i, static_cast<std::size_t>(n))) << name_of(s) << " inclusive";
     out.poison();
-    tally::textbook::exclusive_scan(in.data(), out.data(), n, init, Op{}, with_strategy(s));
+    sp_exclusive_scan(in.data(), out.data(), n, init, Op{}, with_strategy(s));
     TALLY_TEST_CUDA(cudaDeviceSynchronize());
     const auto got = out.download();
     ASSERT_TRUE(matches(got, want_e, static_cast<std::size_t>(n))) << name_of(s) << " exclusive";
@@ -718,12 +745,12 @@ void check_deterministic_public(std::uint64_t salt) {
   }
   device_buffer<V> in(h), out(static_cast<std::size_t>(n));
   out.poison();
-  tally::textbook::inclusive_scan(in.data(), out.data(), n, floats_plus{}, with_strategy(scan_strategy::chained));
+  sp_inclusive_scan(in.data(), out.data(), n, floats_plus{}, with_strategy(scan_strategy::chained));
   TALLY_TEST_CUDA(cudaDeviceSynchronize());
   const auto chained = out.download();
   for (int run = 0; run < 2; ++run) {
     out.poison();
-    tally::textbook::inclusive_scan(in.data(), out.data(), n, floats_plus{},
+    sp_inclusive_scan(in.data(), out.data(), n, floats_plus{},
                           with_strategy(scan_strategy::decoupled_lookback, true));
     TALLY_TEST_CUDA(cudaDeviceSynchronize());
     const auto got = out.download();
@@ -836,7 +863,7 @@ TEST(SinglePass, StateReusedAcrossCalls) {
     o.strategy = call % 5 == 4 ? scan_strategy::chained : scan_strategy::decoupled_lookback;
     o.deterministic = call % 2 == 1;
     out.poison();
-    tally::textbook::inclusive_scan(in.data(), out.data(), n, tally::plus{}, o);
+    sp_inclusive_scan(in.data(), out.data(), n, tally::plus{}, o);
     TALLY_TEST_CUDA(cudaStreamSynchronize(stream));
     ASSERT_TRUE(matches(out.download(static_cast<std::size_t>(n)), want, static_cast<std::size_t>(n)))
         << "call " << call << ", n = " << n;
@@ -849,7 +876,7 @@ TEST(SinglePass, StateReusedAcrossCalls) {
     tally::options o;
     o.stream = stream;
     outs[i]->poison();
-    tally::textbook::inclusive_scan(in.data(), outs[i]->data(), max_n - i * tile, tally::plus{}, o);
+    sp_inclusive_scan(in.data(), outs[i]->data(), max_n - i * tile, tally::plus{}, o);
   }
   TALLY_TEST_CUDA(cudaStreamSynchronize(stream));
   for (int i = 0; i < 8; ++i) {
@@ -876,8 +903,8 @@ TEST(SinglePass, ConcurrentStreams) {
     out_a.poison();
     out_b.poison();
     for (int k = 0; k < 4; ++k) {
-      tally::textbook::inclusive_scan(a.data(), out_a.data(), n, tally::plus{}, oa);
-      tally::textbook::inclusive_scan(b.data(), out_b.data(), n, tally::plus{}, ob);
+      sp_inclusive_scan(a.data(), out_a.data(), n, tally::plus{}, oa);
+      sp_inclusive_scan(b.data(), out_b.data(), n, tally::plus{}, ob);
     }
     TALLY_TEST_CUDA(cudaDeviceSynchronize());
     ASSERT_TRUE(matches(out_a.download(), reference_scan(ha, false, 0, tally::plus{}), static_cast<std::size_t>(n)));
@@ -898,14 +925,14 @@ TEST(SinglePass, GraphCaptureAndReplay) {
     SCOPED_TRACE(caller_storage ? "caller storage" : "no caller storage");
     tally::options o;
     o.stream = stream;
-    const std::size_t bytes = tally::textbook::inclusive_scan_storage_bytes<const std::int32_t*>(n, o);
+    const std::size_t bytes = sp_inclusive_storage_bytes<const std::int32_t*>(n, o);
     ASSERT_GT(bytes, 0u);
     device_buffer<unsigned char> storage(bytes);
     if (caller_storage) o.storage = {storage.data(), bytes};
     std::vector<std::int32_t> h;
     replay_captured(
         stream, cudaStreamCaptureModeThreadLocal,
-        [&] { tally::textbook::inclusive_scan(in.data(), out.data(), n, tally::plus{}, o); },
+        [&] { sp_inclusive_scan(in.data(), out.data(), n, tally::plus{}, o); },
         [&](int replay) {
           h = random_vector<std::int32_t, tally::plus>(static_cast<std::size_t>(n), 80 + replay);
           in.upload(h);
@@ -1082,15 +1109,15 @@ TEST(SinglePass, SmallPathTakesAlignedSmallScans) {
   EXPECT_FALSE(sp::small_path_takes<std::int32_t>(in, p, large_tile, with_storage, "test"));
   EXPECT_TRUE(sp::small_path_takes<std::int32_t>(in, p, 1000, with_storage, "test"));
   EXPECT_TRUE(sp::small_path_takes<std::int32_t>(in, p, large_tile + 1, with_storage, "test"));
-  EXPECT_EQ(tally::textbook::inclusive_scan_storage_bytes<const std::int32_t*>(5000), 0u);
+  EXPECT_EQ(sp_inclusive_storage_bytes<const std::int32_t*>(5000), 0u);
   // the storage query covers the smaller tiles: the largest n of the path is 16 default
   // tiles but 64 small ones (a few tiles round up to the same bytes)
   constexpr std::int64_t top = small_max<std::int32_t>;
   const std::size_t small_bytes = sp::storage_bytes<std::int32_t, small_tune<std::int32_t>>(top);
-  EXPECT_EQ(tally::textbook::inclusive_scan_storage_bytes<const std::int32_t*>(top), small_bytes);
+  EXPECT_EQ(sp_inclusive_storage_bytes<const std::int32_t*>(top), small_bytes);
   EXPECT_GT(small_bytes, sp::storage_bytes<std::int32_t>(top));
   const std::size_t small_9000 = sp::storage_bytes<std::int32_t, small_tune<std::int32_t>>(9000);
-  EXPECT_GE(tally::textbook::inclusive_scan_storage_bytes<const std::int32_t*>(9000), small_9000);
+  EXPECT_GE(sp_inclusive_storage_bytes<const std::int32_t*>(9000), small_9000);
 }
 
 // Every size class of the path against the oracle: one tile, its edges, many tiles, the
@@ -1117,20 +1144,20 @@ void check_small_sizes(const char* label, std::uint64_t salt, bool sweep) {
   for (const std::int64_t n : ns) {
     const auto count = static_cast<std::size_t>(n < top ? n + 1 : n);
     out.poison();
-    tally::textbook::inclusive_scan(in.data(), out.data(), n, op);
+    sp_inclusive_scan(in.data(), out.data(), n, op);
     TALLY_TEST_CUDA(cudaDeviceSynchronize());
     auto got = out.download(count);
     ASSERT_TRUE(matches(got, want_i, static_cast<std::size_t>(n))) << "inclusive, n = " << n;
     if (n < top) ASSERT_TRUE(device_buffer<T>::is_poison(got[static_cast<std::size_t>(n)])) << "n = " << n;
     out.poison();
-    tally::textbook::exclusive_scan(in.data(), out.data(), n, init, op);
+    sp_exclusive_scan(in.data(), out.data(), n, init, op);
     TALLY_TEST_CUDA(cudaDeviceSynchronize());
     got = out.download(count);
     ASSERT_TRUE(matches(got, want_e, static_cast<std::size_t>(n))) << "exclusive, n = " << n;
     if (n < top) ASSERT_TRUE(device_buffer<T>::is_poison(got[static_cast<std::size_t>(n)])) << "n = " << n;
   }
   device_buffer<T> work(h);
-  tally::textbook::inclusive_scan(work.data(), work.data(), max_n, op);
+  sp_inclusive_scan(work.data(), work.data(), max_n, op);
   TALLY_TEST_CUDA(cudaDeviceSynchronize());
   ASSERT_TRUE(matches(work.download(static_cast<std::size_t>(max_n)), want_i, static_cast<std::size_t>(max_n)))
       << "in place";
@@ -1196,9 +1223,9 @@ void check_one_block(const char* label, std::uint64_t salt) {
     for (const bool exclusive : {false, true}) {
       out.poison();
       if (exclusive) {
-        tally::textbook::exclusive_scan(in.data(), out.data(), n, init, op);
+        sp_exclusive_scan(in.data(), out.data(), n, init, op);
       } else {
-        tally::textbook::inclusive_scan(in.data(), out.data(), n, op);
+        sp_inclusive_scan(in.data(), out.data(), n, op);
       }
       TALLY_TEST_CUDA(cudaDeviceSynchronize());
       const auto got = out.download(static_cast<std::size_t>(n + 1));
@@ -1212,7 +1239,7 @@ void check_one_block(const char* label, std::uint64_t salt) {
   }
   for (const std::int64_t n : std::initializer_list<std::int64_t>{top - 3, top}) {
     device_buffer<T> work(h);
-    tally::textbook::inclusive_scan(work.data(), work.data(), n, op);
+    sp_inclusive_scan(work.data(), work.data(), n, op);
     TALLY_TEST_CUDA(cudaDeviceSynchronize());
     const auto got = work.download(static_cast<std::size_t>(n));
     for (std::int64_t i = 0; i < n; ++i) {
@@ -1278,9 +1305,9 @@ TEST(SinglePass, SmallPathDeterministicFloatBits) {
         out.poison();
         const tally::options d = with_strategy(scan_strategy::decoupled_lookback, true);
         if (exclusive) {
-          tally::textbook::exclusive_scan(in.data(), out.data(), n, 0.5f, tally::plus{}, d);
+          sp_exclusive_scan(in.data(), out.data(), n, 0.5f, tally::plus{}, d);
         } else {
-          tally::textbook::inclusive_scan(in.data(), out.data(), n, tally::plus{}, d);
+          sp_inclusive_scan(in.data(), out.data(), n, tally::plus{}, d);
         }
         TALLY_TEST_CUDA(cudaDeviceSynchronize());
         const auto got = out.download();
@@ -1399,7 +1426,7 @@ TEST(SinglePass, SmallPathStateStorageAndGraphs) {
     std::vector<device_buffer<T>*> outs;
     for (const std::int64_t n : ns) outs.push_back(new device_buffer<T>(static_cast<std::size_t>(n)));
     for (std::size_t i = 0; i < outs.size(); ++i) outs[i]->poison();
-    for (std::size_t i = 0; i < outs.size(); ++i) tally::textbook::inclusive_scan(in.data(), outs[i]->data(), ns[i], tally::plus{}, o);
+    for (std::size_t i = 0; i < outs.size(); ++i) sp_inclusive_scan(in.data(), outs[i]->data(), ns[i], tally::plus{}, o);
     TALLY_TEST_CUDA(cudaStreamSynchronize(stream));
     for (std::size_t i = 0; i < outs.size(); ++i) {
       EXPECT_TRUE(matches(outs[i]->download(), want, static_cast<std::size_t>(ns[i]))) << "call " << i << ", n = " << ns[i];
@@ -1410,28 +1437,28 @@ TEST(SinglePass, SmallPathStateStorageAndGraphs) {
   device_buffer<T> out(static_cast<std::size_t>(n));
   {
     SCOPED_TRACE("caller storage");
-    const std::size_t bytes = tally::textbook::inclusive_scan_storage_bytes<const T*>(n, o);
+    const std::size_t bytes = sp_inclusive_storage_bytes<const T*>(n, o);
     device_buffer<unsigned char> storage(bytes);
     TALLY_TEST_CUDA(cudaMemset(storage.data(), 0x5A, bytes));
     tally::options with = o;
     with.storage = {storage.data(), bytes};
     for (int call = 0; call < 3; ++call) {
       out.poison();
-      tally::textbook::inclusive_scan(in.data(), out.data(), n, tally::plus{}, with);
+      sp_inclusive_scan(in.data(), out.data(), n, tally::plus{}, with);
       TALLY_TEST_CUDA(cudaStreamSynchronize(stream));
       ASSERT_TRUE(matches(out.download(), want, static_cast<std::size_t>(n))) << "call " << call;
     }
   }
   for (bool caller_storage : {true, false}) {
     SCOPED_TRACE(caller_storage ? "graph, caller storage" : "graph, no caller storage");
-    const std::size_t bytes = tally::textbook::inclusive_scan_storage_bytes<const T*>(n, o);
+    const std::size_t bytes = sp_inclusive_storage_bytes<const T*>(n, o);
     device_buffer<unsigned char> storage(bytes);
     tally::options g = o;
     if (caller_storage) g.storage = {storage.data(), bytes};
     std::vector<T> hr;
     replay_captured(
         stream, cudaStreamCaptureModeThreadLocal,
-        [&] { tally::textbook::inclusive_scan(in.data(), out.data(), n, tally::plus{}, g); },
+        [&] { sp_inclusive_scan(in.data(), out.data(), n, tally::plus{}, g); },
         [&](int replay) {
           hr = random_vector<T, tally::plus>(static_cast<std::size_t>(n), 140 + replay);
           TALLY_TEST_CUDA(cudaMemcpy(in.data(), hr.data(), hr.size() * sizeof(T), cudaMemcpyHostToDevice));
@@ -1486,16 +1513,16 @@ void check_by_block_edge(const char* label, std::uint64_t salt) {
   for (const std::int64_t n : ns) {
     const auto count = static_cast<std::size_t>(n);
     out.poison();
-    tally::textbook::inclusive_scan(static_cast<const T*>(in.data()), out.data(), n, tally::plus{});
+    sp_inclusive_scan(static_cast<const T*>(in.data()), out.data(), n, tally::plus{});
     TALLY_TEST_CUDA(cudaDeviceSynchronize());
     ASSERT_TRUE(matches(out.download(), want_i, count)) << "inclusive, n = " << n;
     out.poison();
-    tally::textbook::exclusive_scan(static_cast<const T*>(in.data()), out.data(), n, init, tally::plus{});
+    sp_exclusive_scan(static_cast<const T*>(in.data()), out.data(), n, init, tally::plus{});
     TALLY_TEST_CUDA(cudaDeviceSynchronize());
     ASSERT_TRUE(matches(out.download(), want_e, count)) << "exclusive, n = " << n;
   }
   device_buffer<T> work(h);
-  tally::textbook::inclusive_scan(work.data(), work.data(), inclusive_edge, tally::plus{});
+  sp_inclusive_scan(work.data(), work.data(), inclusive_edge, tally::plus{});
   TALLY_TEST_CUDA(cudaDeviceSynchronize());
   ASSERT_TRUE(matches(work.download(static_cast<std::size_t>(inclusive_edge)), want_i,
                       static_cast<std::size_t>(inclusive_edge)))
@@ -1570,7 +1597,7 @@ void check_unzeroed_storage(const char* label, std::int64_t n, std::int64_t misa
   const T init = test_init<T, tally::plus>();
   tally::options o;
   o.deterministic = deterministic;
-  const std::size_t bytes = tally::textbook::inclusive_scan_storage_bytes<const T*>(n, o);
+  const std::size_t bytes = sp_inclusive_storage_bytes<const T*>(n, o);
   ASSERT_GT(bytes, 0u);
   device_buffer<unsigned char> storage(bytes);
   o.storage = {storage.data(), bytes};
@@ -1582,10 +1609,10 @@ void check_unzeroed_storage(const char* label, std::int64_t n, std::int64_t misa
     const bool exclusive = call == 1;
     out.poison();
     if (exclusive) {
-      tally::textbook::exclusive_scan(static_cast<const T*>(in.data() + misalign), out.data() + misalign, n, init,
+      sp_exclusive_scan(static_cast<const T*>(in.data() + misalign), out.data() + misalign, n, init,
                             tally::plus{}, o);
     } else {
-      tally::textbook::inclusive_scan(static_cast<const T*>(in.data() + misalign), out.data() + misalign, n,
+      sp_inclusive_scan(static_cast<const T*>(in.data() + misalign), out.data() + misalign, n,
                             tally::plus{}, o);
     }
     TALLY_TEST_CUDA(cudaDeviceSynchronize());
@@ -1679,7 +1706,7 @@ void check_after_clear_in_a_graph(const char* label, std::int64_t n, std::int64_
   TALLY_TEST_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   tally::options o;
   o.stream = stream;
-  const std::size_t bytes = tally::textbook::inclusive_scan_storage_bytes<const T*>(n, o);
+  const std::size_t bytes = sp_inclusive_storage_bytes<const T*>(n, o);
   device_buffer<unsigned char> storage(bytes);
   o.storage = {storage.data(), bytes};
   device_buffer<T> in(static_cast<std::size_t>(n + misalign)), out(static_cast<std::size_t>(n + misalign));
@@ -1687,7 +1714,7 @@ void check_after_clear_in_a_graph(const char* label, std::int64_t n, std::int64_
   replay_captured(
       stream, cudaStreamCaptureModeThreadLocal,
       [&] {
-        tally::textbook::inclusive_scan(static_cast<const T*>(in.data() + misalign), out.data() + misalign, n,
+        sp_inclusive_scan(static_cast<const T*>(in.data() + misalign), out.data() + misalign, n,
                               tally::plus{}, o);
       },
       [&](int replay) {
@@ -1723,13 +1750,13 @@ TEST(SinglePass, BlockAlgorithmMustBeWarpScans) {
     o.strategy = s;
     o.block = tally::block_scan::kogge_stone;
     try {
-      tally::textbook::inclusive_scan(buf.data(), buf.data(), 16, tally::plus{}, o);
+      sp_inclusive_scan(buf.data(), buf.data(), 16, tally::plus{}, o);
       FAIL() << "no exception";
     } catch (const std::invalid_argument& e) {
       EXPECT_NE(std::string(e.what()).find("options.block"), std::string::npos) << e.what();
     }
     o.block = tally::block_scan::warp_scans;
-    EXPECT_NO_THROW(tally::textbook::inclusive_scan(buf.data(), buf.data(), 16, tally::plus{}, o));
+    EXPECT_NO_THROW(sp_inclusive_scan(buf.data(), buf.data(), 16, tally::plus{}, o));
   }
   TALLY_TEST_CUDA(cudaDeviceSynchronize());
 }
