@@ -162,7 +162,10 @@ void run_gpu_bench(const bench_config& config, report& out) {
   {
     std::string thresholds = "tally plan thresholds (device/detail/thresholds.cuh):";
     tally::detail::for_each_threshold([&](const char* name, long long value) {
-      thresholds += " " + std::string(name) + "=" + std::to_string(value);
+      thresholds += ' ';
+      thresholds += name;
+      thresholds += '=';
+      thresholds += std::to_string(value);
     });
     out.note(thresholds);
   }
