@@ -30,6 +30,8 @@
 
 namespace tally_bench::gpu::segmented {
 
+namespace seg = tally::detail::segmented;
+
 // ---- the references at the checked positions (double: exact for the bench's integer
 // inputs while no float partial sum rounds, see verify.hpp) ------------------------------
 
@@ -356,6 +358,13 @@ class segmented_table {
         out(), bytes(), reference, 2.0 * static_cast<double>(bytes()), std::move(note));
   }
 
+  // The plan a production call takes (device/detail/segmented_plans.cuh), for the row's note.
+  static std::string plan_note(tally::detail::segmented::plan p, int cols = 0) {
+    std::string text = std::string("; plan ") + tally::detail::segmented::plan_name(p);
+    if (cols > 0) text += " of " + std::to_string(cols);
+    return text;
+  }
+
   void run_segmented_case(const segment_case& c) {
     const std::int64_t n = n_;
     const segment_layout layout = c.layout(n, config_.seed);
@@ -376,21 +385,24 @@ class segmented_table {
           o.stream = s;
           tally::inclusive_segmented_scan(in(), out(), n, offsets(), count, tally::plus{}, o);
         },
-        out(), bytes(), reference, scan_bytes, "int32 offsets");
+        out(), bytes(), reference, scan_bytes,
+        "int32 offsets" + plan_note(seg::offsets_plan_for<T, false>(in(), out(), n, offsets(), count)));
     row(operation::segmented_scan, variant, "tally::inclusive_scan_by_flags",
         [=, this](cudaStream_t s) {
           tally::options o;
           o.stream = s;
           tally::inclusive_scan_by_flags(in(), flags(), out(), n, tally::plus{}, o);
         },
-        out(), bytes(), reference, scan_bytes, "uint8 flags");
+        out(), bytes(), reference, scan_bytes,
+        "uint8 flags" + plan_note(seg::flags_plan_for<T>(in(), flags(), out(), n)));
     row(operation::segmented_scan, variant, "tally::inclusive_scan_by_key",
         [=, this](cudaStream_t s) {
           tally::options o;
           o.stream = s;
           tally::inclusive_scan_by_key(keys(), in(), out(), n, tally::plus{}, std::equal_to<>{}, o);
         },
-        out(), bytes(), reference, scan_bytes, "int32 keys");
+        out(), bytes(), reference, scan_bytes,
+        "int32 keys" + plan_note(seg::keys_plan_for<T>(keys(), in(), out(), n, seg::device_equal_to<void>{})));
 
     if (!c.reduce) return;
     // ---- segmented reductions: n values read, one per segment written ----
@@ -418,12 +430,21 @@ class segmented_table {
           tally::segmented_reduce(in(), n, offsets(), count, segment_out(), T(0), tally::plus{},
                                   o);
         },
-        segment_out(), out_bytes, sums, reduce_bytes, segments + ", int32 offsets");
+        segment_out(), out_bytes, sums, reduce_bytes,
+        segments + ", int32 offsets" + plan_note(seg::reduce_plan_for<T>(in(), n, count)));
   }
 
   void run_batched(const batched_shape& shape) {
     const std::int64_t rows = shape.rows;
     const std::int64_t cols = shape.cols;
+    tally::options deterministic;
+    deterministic.deterministic = true;
+    const auto batched_plan_note = [&](int axis, const tally::options& o) {
+      const std::int64_t dims[] = {rows, cols};
+      const tally::detail::axis_view v = tally::detail::checked_shape("tally-bench", dims, axis);
+      const seg::batched_plan p = seg::batched_plan_for<T>(in(), out(), v, o);
+      return plan_note(p.kind, p.cols);
+    };
     const std::int64_t n = rows * cols;
     const segment_layout row_lines = uniform_layout(n, cols);     // axis 1: the rows
     const segment_layout column_runs = uniform_layout(n, rows);   // the transposed layout
@@ -455,7 +476,7 @@ class segmented_table {
             o.stream = s;
             tally::inclusive_scan_batched(in(), out(), rows, cols, axis, tally::plus{}, o);
           },
-          out(), bytes(), reference, scan_bytes, shape_text + " row-major");
+          out(), bytes(), reference, scan_bytes, shape_text + " row-major" + batched_plan_note(axis, {}));
       if constexpr (std::is_floating_point_v<T>) {
         // the price of options.deterministic (float sums: the association fixed run to run)
         row(operation::batched_scan, variant, "tally::inclusive_scan_batched/deterministic",
@@ -465,7 +486,8 @@ class segmented_table {
               o.deterministic = true;
               tally::inclusive_scan_batched(in(), out(), rows, cols, axis, tally::plus{}, o);
             },
-            out(), bytes(), reference, scan_bytes, shape_text + " row-major, deterministic");
+            out(), bytes(), reference, scan_bytes,
+            shape_text + " row-major, deterministic" + batched_plan_note(axis, deterministic));
       }
     }
   }

@@ -59,7 +59,8 @@
 //   segmented_reduce of 16-byte aligned 4- and 8-byte values: long ranges a block
 //     (device/segmented/ranges_reduce.cuh), else the tile kernel, both one launch writing
 //     only the results.
-//   Which sizes take which plan: docs/performance.md, "Plans and thresholds".
+//   Which call takes which plan: detail/segmented_plans.cuh (the one chooser of these
+//   forms); which sizes, and why: docs/performance.md, "Plans and thresholds".
 //   Launches per call: one for flags, keys, batched and, with the tile kernel, the offsets
 //   forms and segmented_reduce (plus the first-call growth of the per-stream state buffer,
 //   as for tally::inclusive_scan). Otherwise (the pipelined kernel or the pair scan) the
@@ -68,10 +69,11 @@
 //   with a stream-ordered n/8-byte allocation, and segmented_reduce four, with a
 //   stream-ordered allocation of n accumulators (the bitmap, the seeded scan, then a
 //   gather of segment ends).
-// options.strategy: automatic or decoupled_lookback (or chained, the slow teaching form);
-//   options.block: automatic or warp_scans; options.storage must be empty (these forms do
-//   not take caller storage); options.deterministic: floating-point results
-//   identical bit for bit from run to run (the look-back combines strictly left to right).
+// options.strategy: automatic or decoupled_lookback (the chained protocol is a textbook
+//   form of the plain scan only: tally::textbook); options.block: automatic or warp_scans;
+//   options.storage must be empty (these forms do not take caller storage);
+//   options.deterministic: floating-point results identical bit for bit from run to run
+//   (the look-back combines strictly left to right).
 // Errors: std::invalid_argument naming the function and the argument for n < 0,
 //   num_segments < 0, a null pointer with elements, a bad shape or axis, and the options
 //   above; a CUDA failure -> tally::error.
@@ -94,7 +96,7 @@
 #include "tally/device/batched/strided.cuh"
 #include "tally/device/batched/whole_lines.cuh"
 #include "tally/device/detail/pointer_check.cuh"
-#include "tally/device/detail/thresholds.cuh"
+#include "tally/device/detail/segmented_plans.cuh"
 #include "tally/device/scan.cuh"
 #include "tally/device/segmented/pairs_scan.cuh"
 #include "tally/device/segmented/pipelined.cuh"
@@ -111,69 +113,58 @@ inline void check_segments(const char* function, std::int64_t num_segments) {
   }
 }
 
-// The tile kernel of segmented/tile_heads.cuh with the protocol of options.strategy.
+// ---- the engines, as the plans of detail/segmented_plans.cuh run them -----------------------
+template <bool Exclusive>
+inline constexpr auto scan_mode = Exclusive ? segmented_offsets::mode::exclusive : segmented_offsets::mode::inclusive;
+
+// The tile kernel of segmented/tile_heads.cuh.
 template <segmented_offsets::mode Mode, class Acc, class Out, class Source, class Op>
 void tile_kernel(const char* function, const Acc* in, Out out, std::int64_t n, Source source,
                  Acc init, Op op, const options& o) {
-  if (o.strategy == scan_strategy::chained) {
-    segmented_offsets::run<Mode, chained::protocol>(function, in, out, n, source, init, op, o);
-  } else {
-    segmented_offsets::run<Mode, decoupled_lookback::protocol>(function, in, out, n, source, init,
-                                                               op, o);
-  }
+  segmented_offsets::run<Mode, decoupled_lookback::protocol>(function, in, out, n, source, init, op, o);
 }
 
-// The pipelined kernel of large scans (segmented/pipelined.cuh) with the protocol of
-// options.strategy, where it takes the call (pointers, size, heads); returns whether it
-// did.
+// The pipelined kernel of large scans (segmented/pipelined.cuh).
 template <bool Exclusive, class Acc, class Heads, class Op>
-bool pipelined_kernel(const char* function, const Acc* in, Acc* out, std::int64_t n, Heads heads,
+void pipelined_kernel(const char* function, const Acc* in, Acc* out, std::int64_t n, Heads heads,
                       Acc init, Op op, const options& o) {
-  if (!segmented_pipelined::takes(in, out, n) || !segmented_pipelined::takes_heads(heads)) return false;
-  if (o.strategy == scan_strategy::chained) {
-    segmented_pipelined::scan<chained::protocol, Exclusive>(function, in, out, n, heads, init, op, o);
-  } else {
-    segmented_pipelined::scan<decoupled_lookback::protocol, Exclusive>(function, in, out, n, heads,
-                                                                       init, op, o);
-  }
-  return true;
+  segmented_pipelined::scan<decoupled_lookback::protocol, Exclusive>(function, in, out, n, heads, init,
+                                                                     op, o);
 }
 
-// The flag forms: for 16-byte aligned pointers to a 4- or 8-byte accumulator type and
-// 16-byte aligned one-byte flags (bool, int8, uint8), the pipelined kernel from
-// segmented_pipelined::min_bytes of values on, else the tile kernel, either copying the
-// flags to shared memory beside the values; anything else the pair scan
-// (segmented/pairs_scan.cuh).
+// Lines of a whole number of tiles: the plain single-pass scan over all n values, tiles by
+// block where the device holds them all (else tickets), each line's first tile starting
+// afresh (single_pass/tile_pipeline.cuh, "Lines"). No heads and no pairs, so a line costs
+// about what a plain scan of the same n costs (docs/performance.md, "What each path
+// earns").
+template <bool Exclusive, class Acc, class Op>
+void tile_lines_scan(const char* function, const Acc* in, Acc* out, std::int64_t n, std::int64_t len,
+                     Acc init, Op op, const options& o) {
+  constexpr single_pass::single_pass_tuning tune = lines_tuning<Acc>();
+  const single_pass::tile_lines lines{static_cast<unsigned>(len / tune.tile_items())};
+  single_pass::scan<decoupled_lookback::protocol, Exclusive, Acc, tune, true>(
+      function, "", in, out, n, make_seed<Acc, Exclusive>(init), op, o, {}, 0, lines);
+}
+
+// ---- the flag, key and offsets forms --------------------------------------------------------
 template <bool Exclusive, class Acc, class In, class Flags, class Out, class Op>
 void flags_scan(const char* function, In in, Flags flags, Out out, std::int64_t n, Acc init, Op op,
                 const options& o) {
-  if constexpr (segmented_offsets::acc_pointer_v<Acc, In> && segmented_offsets::acc_pointer_v<Acc, Out> &&
-                segmented_offsets::byte_flags_v<Flags>) {
-    if (single_pass::aligned_16(in) && single_pass::aligned_16(out) && single_pass::aligned_16(flags)) {
-      const auto* bytes = reinterpret_cast<const unsigned char*>(flags);
-      if (pipelined_kernel<Exclusive>(function, in, out, n, segmented_pipelined::staged_flags{bytes},
-                                      init, op, o)) {
-        return;
-      }
-      constexpr auto m = Exclusive ? segmented_offsets::mode::exclusive : segmented_offsets::mode::inclusive;
-      tile_kernel<m>(function, in, out, n, segmented_offsets::flags_source{bytes}, init, op, o);
+  const plan p = flags_plan_for<Acc>(in, flags, out, n);
+  if constexpr (vector_flags_v<Acc, In, Flags, Out>) {
+    const auto* bytes = reinterpret_cast<const unsigned char*>(flags);
+    if (p == plan::pipelined) {
+      pipelined_kernel<Exclusive>(function, in, out, n, segmented_pipelined::staged_flags{bytes}, init, op, o);
+      return;
+    }
+    if (p == plan::tile_heads) {
+      tile_kernel<scan_mode<Exclusive>>(function, in, out, n, segmented_offsets::flags_source{bytes}, init,
+                                        op, o);
       return;
     }
   }
   scan<Exclusive, false, Acc>(function, in, out, n, flag_heads<Flags>{flags}, init, op, o);
 }
-
-// Keys the pipelined kernel stages beside the values: a pointer to keys of 1, 2, 4 or 8
-// bytes (trivially copyable: they are copied as bytes).
-template <class Keys>
-inline constexpr bool stageable_keys_v = [] {
-  if constexpr (std::is_pointer_v<Keys>) {
-    using k = std::remove_cv_t<std::remove_pointer_t<Keys>>;
-    return std::is_trivially_copyable_v<k> && sizeof(k) <= 8 && 16 % sizeof(k) == 0;
-  } else {
-    return false;
-  }
-}();
 
 // std::equal_to's call operator is a constexpr host function, which device code may call
 // only under --expt-relaxed-constexpr: the key forms compare through device_equal_to
@@ -198,55 +189,48 @@ device_equal_to<T> device_equal(const std::equal_to<T>&) {
   return {};
 }
 
-// The key forms, for 16-byte aligned pointers to a 4- or 8-byte accumulator type: the
-// pipelined kernel from segmented_pipelined::min_bytes of values on for 16-byte aligned
-// pointers to keys of 1-8 bytes (staged beside the values); else the tile kernel (keys:
-// any iterator; each tile compares its keys with the ones before them while its values
-// are copied). Anything else the pair scan.
 template <bool Exclusive, class Acc, class Keys, class In, class Out, class Equal, class Op>
 void keys_scan(const char* function, Keys keys, In in, Out out, std::int64_t n, Equal equal, Acc init,
                Op op, const options& o) {
-  if constexpr (segmented_offsets::acc_pointer_v<Acc, In> && segmented_offsets::acc_pointer_v<Acc, Out>) {
-    if (single_pass::aligned_16(in) && single_pass::aligned_16(out)) {
-      if constexpr (stageable_keys_v<Keys>) {
+  const plan p = keys_plan_for<Acc>(keys, in, out, n, equal);
+  if constexpr (vector_scan_v<Acc, In, Out>) {
+    if constexpr (stageable_keys_v<Keys>) {
+      if (p == plan::pipelined) {
         using key_t = std::remove_cv_t<std::remove_pointer_t<Keys>>;
-        if (pipelined_kernel<Exclusive>(function, in, out, n,
-                                        segmented_pipelined::staged_keys<key_t, Equal>{keys, equal},
-                                        init, op, o)) {
-          return;
-        }
+        pipelined_kernel<Exclusive>(function, in, out, n, segmented_pipelined::staged_keys<key_t, Equal>{keys, equal},
+                                    init, op, o);
+        return;
       }
-      constexpr auto m = Exclusive ? segmented_offsets::mode::exclusive : segmented_offsets::mode::inclusive;
+    }
+    if (p == plan::tile_heads) {
       using source = segmented_offsets::keys_source<Keys, Equal>;
-      tile_kernel<m>(function, in, out, n, source{keys, equal, run_ready<4>(keys)}, init, op, o);
+      tile_kernel<scan_mode<Exclusive>>(function, in, out, n, source{keys, equal, run_ready<4>(keys)}, init,
+                                        op, o);
       return;
     }
   }
   scan<Exclusive, false, Acc>(function, in, out, n, key_heads<Keys, Equal>{keys, equal}, init, op, o);
 }
 
-// The offsets forms. 16-byte aligned pointers to a 4- or 8-byte accumulator type take the
-// pipelined kernel from segmented_pipelined::min_bytes of values on (the head bitmap
-// first, then the scan), else the tile kernel, which finds each tile's heads in the
-// offsets itself (one launch); anything else the head bitmap, then the scan over [0, n)
-// restricted to the segments (segmented/pairs_scan.cuh).
 template <bool Exclusive, bool Seeded, class Acc, class In, class Out, class Offsets, class Op>
 void offsets_scan(const char* function, In in, Out out, std::int64_t n, Offsets offsets,
                   std::int64_t num_segments, Acc init, Op op, const options& o) {
-  if constexpr (!Seeded && segmented_offsets::acc_pointer_v<Acc, In> &&
-                segmented_offsets::acc_pointer_v<Acc, Out>) {
-    if (single_pass::aligned_16(in) && single_pass::aligned_16(out)) {
-      if (pipelined_kernel<Exclusive>(function, in, out, n,
-                                      segmented_pipelined::offsets_bitmap<Offsets>{offsets, num_segments, nullptr},
-                                      init, op, o)) {
-        return;
-      }
-      constexpr auto m = Exclusive ? segmented_offsets::mode::exclusive : segmented_offsets::mode::inclusive;
-      tile_kernel<m>(function, in, out, n,
-                     segmented_offsets::offsets_source<Offsets>{offsets, num_segments}, init, op, o);
+  const plan p = offsets_plan_for<Acc, Seeded>(in, out, n, offsets, num_segments);
+  if constexpr (!Seeded && vector_scan_v<Acc, In, Out>) {
+    if (p == plan::pipelined) {
+      pipelined_kernel<Exclusive>(function, in, out, n,
+                                  segmented_pipelined::offsets_bitmap<Offsets>{offsets, num_segments, nullptr},
+                                  init, op, o);
+      return;
+    }
+    if (p == plan::tile_heads) {
+      tile_kernel<scan_mode<Exclusive>>(function, in, out, n,
+                                        segmented_offsets::offsets_source<Offsets>{offsets, num_segments}, init,
+                                        op, o);
       return;
     }
   }
+  // plan::bitmap_pairs
   scoped_storage bits(function, "", nullptr, 0, bitmap_bytes(n) + storage_alignment, o.stream);
   auto* words = reinterpret_cast<std::uint32_t*>(bits.aligned());
   build_bitmap(function, offsets, num_segments, n, words, o.stream);
@@ -254,37 +238,25 @@ void offsets_scan(const char* function, In in, Out out, std::int64_t n, Offsets 
                                offsets_range<Offsets>{offsets, num_segments});
 }
 
-// segmented_reduce with n >= 1, for a 16-byte aligned pointer to a 4- or 8-byte
-// accumulator type: one pass that writes only the segments' results, by long ranges
-// (segmented/ranges_reduce.cuh) from ranges_min_n values on or where segments average at
-// least ranges_min_mean_bytes, else by tiles (segmented/tile_heads.cuh, as fast or faster
-// for shorter segments of varying lengths: docs/performance.md, "Plans and thresholds");
-// otherwise the seeded inclusive scan into scratch (n accumulators), then a gather of the
-// segment ends.
-inline constexpr std::int64_t ranges_min_n = thresholds.ranges_min_n;
-inline constexpr std::int64_t ranges_min_mean_bytes = thresholds.ranges_min_mean_bytes;
+// segmented_reduce with n >= 1.
 template <class Acc, class In, class Offsets, class Out, class Op>
 void reduce(const char* function, In in, std::int64_t n, Offsets offsets, std::int64_t num_segments,
             Out out, Acc seed, Op op, const options& o) {
+  const plan p = reduce_plan_for<Acc>(in, n, num_segments);
   if constexpr (segmented_offsets::acc_pointer_v<Acc, In>) {
-    if (segmented_reduce::takes<Acc>(in) &&
-        (n >= ranges_min_n ||
-         n / num_segments * static_cast<std::int64_t>(sizeof(Acc)) >= ranges_min_mean_bytes)) {
-      if (o.strategy == scan_strategy::chained) {
-        segmented_reduce::run<chained::protocol>(function, in, out, n, offsets, num_segments, seed, op, o);
-      } else {
-        segmented_reduce::run<decoupled_lookback::protocol>(function, in, out, n, offsets, num_segments,
-                                                            seed, op, o);
-      }
+    if (p == plan::ranges) {
+      segmented_reduce::run<decoupled_lookback::protocol>(function, in, out, n, offsets, num_segments,
+                                                          seed, op, o);
       return;
     }
-    if (single_pass::aligned_16(in)) {
+    if (p == plan::tile_heads) {
       tile_kernel<segmented_offsets::mode::reduce>(
           function, in, out, n, segmented_offsets::offsets_source<Offsets>{offsets, num_segments},
           seed, op, o);
       return;
     }
   }
+  // plan::scan_then_gather
   scoped_storage scratch(function, "", nullptr, 0,
                          static_cast<std::size_t>(n) * sizeof(Acc) + storage_alignment, o.stream);
   auto* scanned = reinterpret_cast<Acc*>(scratch.aligned());
@@ -292,104 +264,31 @@ void reduce(const char* function, In in, std::int64_t n, Offsets offsets, std::i
   gather_ends(function, scanned, n, offsets, num_segments, out, seed, o.stream);
 }
 
-// Lines of a whole number of tiles (the batched scans along the last axis, look-back
-// strategy): the plain single-pass scan over all n values, tiles by block where the
-// device holds them all (else tickets), each line's first tile starting afresh
-// (single_pass/tile_pipeline.cuh, "Lines"). No heads and no pairs, so a line costs about
-// what a plain scan of the same n costs (docs/performance.md, "What each path earns").
-// The tiles: the plain scan's for 4-byte values (8192), and 2048 for 8-byte ones (the
-// plain scan's 3072 divides no power of two).
-template <class Acc>
-constexpr single_pass::single_pass_tuning lines_tuning() {
-  return sizeof(Acc) == 4 ? single_pass::default_single_pass_tuning<Acc>()
-                          : single_pass::single_pass_tuning{256, 4, 2};
-}
-template <class Acc>
-bool whole_tile_lines(std::int64_t len, const options& o) {
-  return o.strategy != scan_strategy::chained && len % lines_tuning<Acc>().tile_items() == 0;
-}
+// ---- segments of equal lengths ----------------------------------------------------------------
+// The plan of lines_plan_for, on n values in `segments` lines of len (16-byte aligned
+// pointers to a 4- or 8-byte accumulator type).
 template <bool Exclusive, class Acc, class Op>
-void tile_lines_scan(const char* function, const Acc* in, Acc* out, std::int64_t n, std::int64_t len,
-                     Acc init, Op op, const options& o) {
-  constexpr single_pass::single_pass_tuning tune = lines_tuning<Acc>();
-  const single_pass::tile_lines lines{static_cast<unsigned>(len / tune.tile_items())};
-  single_pass::scan<decoupled_lookback::protocol, Exclusive, Acc, tune, true>(
-      function, "", in, out, n, make_seed<Acc, Exclusive>(init), op, o, {}, 0, lines);
+void run_lines(plan p, const char* function, const Acc* in, Acc* out, std::int64_t n, std::int64_t len,
+               std::int64_t segments, Acc init, Op op, const options& o) {
+  switch (p) {
+    case plan::whole_lines: whole_lines::scan<Exclusive>(function, in, out, n, len, init, op, o); return;
+    case plan::pipelined:
+      pipelined_kernel<Exclusive>(function, in, out, n, segmented_pipelined::equal_lengths{len}, init, op, o);
+      return;
+    case plan::lines_of_tiles: tile_lines_scan<Exclusive>(function, in, out, n, len, init, op, o); return;
+    default: {
+      using source = segmented_offsets::offsets_source<segmented_offsets::uniform_offsets>;
+      tile_kernel<scan_mode<Exclusive>>(function, in, out, n, source{{len}, segments}, init, op, o);
+    }
+  }
 }
 
-// Segments of len elements (the batched scans along the last axis), 16-byte aligned
-// pointers to a 4- or 8-byte accumulator type: lines that fill tiles well in tiles of
-// whole lines, lines that divide a 16-byte word a word per thread (batched/whole_lines.cuh:
-// no look-back; most lengths up to 2048 values); others the
-// pipelined kernel from segmented_pipelined::min_bytes of values on (len < 2^31); below
-// that, lines of a whole number of tiles the plain scan's kernel (tile_lines_scan above;
-// not for the chained strategy), others the tile kernel. The pipelined and tile kernels
-// compute the heads (offsets j * len) instead of reading any.
-template <bool Exclusive, class Acc, class Op>
-void equal_lengths_scan(const char* function, const Acc* in, Acc* out, std::int64_t n, std::int64_t len,
-                        std::int64_t segments, Acc init, Op op, const options& o) {
-  if (whole_lines::lines_in_words<Acc>(len) || whole_lines::rows_for<Acc>(len) > 0) {
-    whole_lines::scan<Exclusive>(function, in, out, n, len, init, op, o);
-    return;
-  }
-  if (pipelined_kernel<Exclusive>(function, in, out, n, segmented_pipelined::equal_lengths{len}, init,
-                                  op, o)) {
-    return;
-  }
-  if (whole_tile_lines<Acc>(len, o)) {
-    tile_lines_scan<Exclusive>(function, in, out, n, len, init, op, o);
-    return;
-  }
-  constexpr auto m = Exclusive ? segmented_offsets::mode::exclusive : segmented_offsets::mode::inclusive;
-  using source = segmented_offsets::offsets_source<segmented_offsets::uniform_offsets>;
-  tile_kernel<m>(function, in, out, n, source{{len}, segments}, init, op, o);
-}
-
-// Two columns of a 4- or 8-byte type, or four of a 4-byte type (inner == 2, or 4 for
-// 4-byte types): the row is ONE 8- or 16-byte element, a column group, and the
-// operator applies column by column, so every column of a slice is scanned by ONE scan over
-// its rows. One slice: the single-pass scan of the groups; several (two 4-byte columns
-// only): the tile kernel with segments of len rows. Either runs at the full width of
-// 16-byte vectors, where the strided kernel's tiles are 2 or 4 columns wide
-// (docs/performance.md, "What each path earns"). With several slices the 16-byte groups
-// stay on the column tiles or the strided kernel (the segmented kernels of equal lengths
-// take 4- and 8-byte values, not 16-byte groups).
-// Three columns of a 4- or 8-byte type in one slice (rows of 12 or 24 bytes: points in
-// 3-D) likewise: one scan of 12- or 24-byte groups, which the pipelined kernel's wide
-// tiles take for large inputs (single_pass/pipelined.cuh); smaller ones run the tiles by
-// ticket. Rows of 5, 6, 7 and 12 columns would gain as plain scans of wide values do, but
-// are not taken: each width instantiates the whole plain scan once more for every
-// batched call's type.
-// A group is aligned to its size where that is a power of two (8 and 16 bytes: the
-// vectorised and 16-byte paths take it), otherwise as T (three columns: 12 or 24 bytes).
-template <class T, int Cols>
-inline constexpr std::size_t column_group_alignment =
-    ((Cols * sizeof(T)) & (Cols * sizeof(T) - 1)) == 0 ? Cols * sizeof(T) : alignof(T);
-template <class T, int Cols>
-struct alignas(column_group_alignment<T, Cols>) column_group {
-  T column[Cols];
-};
-template <class T>
-using column_pair = column_group<T, 2>;
-template <class Op>
-struct column_group_op {
-  Op op;
-  template <class T, int Cols>
-  TALLY_HOST_DEVICE column_group<T, Cols> operator()(const column_group<T, Cols>& a,
-                                                     const column_group<T, Cols>& b) const {
-    column_group<T, Cols> r;
-    for (int c = 0; c < Cols; ++c) r.column[c] = static_cast<T>(op(a.column[c], b.column[c]));
-    return r;
-  }
-};
-template <class Op>
-using column_pair_op = column_group_op<Op>;
-
-// Runs the scan as column groups of Cols and returns true, or returns false (the pointers
-// are not aligned for it, or several slices of 16-byte groups) and does nothing.
+// ---- the batched scans ------------------------------------------------------------------------
+// Rows of Cols columns as ONE scan of column groups (batched/column_groups.cuh): one slice,
+// the plain scan of the groups; several (8-byte groups), segments of len rows.
 template <bool Exclusive, int Cols, class Acc, class Op>
-bool column_groups(const char* function, const Acc* in, Acc* out, const axis_view& v, Acc init, Op op,
-                   const options& o) {
+void column_groups_scan(const char* function, const Acc* in, Acc* out, const axis_view& v, Acc init, Op op,
+                        const options& o) {
   using group_t = column_group<Acc, Cols>;
   const auto* groups_in = reinterpret_cast<const group_t*>(in);
   auto* groups_out = reinterpret_cast<group_t*>(out);
@@ -398,30 +297,20 @@ bool column_groups(const char* function, const Acc* in, Acc* out, const axis_vie
   const column_group_op<Op> group_op{op};
   const std::int64_t rows = v.outer * v.len;
   if (v.outer == 1) {
-    // (a group must be aligned as its type; the single-pass scan handles any other offset)
-    if (reinterpret_cast<std::uintptr_t>(in) % alignof(group_t) != 0 ||
-        reinterpret_cast<std::uintptr_t>(out) % alignof(group_t) != 0) {
-      return false;
-    }
     if constexpr (Exclusive) {
       tally::exclusive_scan(groups_in, groups_out, rows, seed, group_op, o);
     } else {
       tally::inclusive_scan(groups_in, groups_out, rows, group_op, o);
     }
-    return true;
+    return;
   }
-  if constexpr (sizeof(group_t) != 8) {
-    return false;  // (the column tiles or the strided kernel)
-  } else {
-    if (!single_pass::aligned_16(in) || !single_pass::aligned_16(out)) return false;
-    equal_lengths_scan<Exclusive>(function, groups_in, groups_out, rows, v.len, v.outer, seed, group_op, o);
-    return true;
+  if constexpr (sizeof(group_t) == 8) {  // (wider groups of several slices: not chosen)
+    run_lines<Exclusive>(lines_plan_for<group_t>(groups_in, groups_out, rows, v.len), function, groups_in,
+                         groups_out, rows, v.len, v.outer, seed, group_op, o);
   }
 }
 
-// Batched scans: along the last axis a segmented scan of equal lengths (a plain scan
-// when there is one line), along another axis the strided scan (two 4-byte columns, or
-// rows of 2, 3 or 4 columns in one slice: a scan of column groups).
+// The plan of batched_plan_for.
 template <bool Exclusive, class Acc, class In, class Out, class Op>
 void batched(const char* function, In in, Out out, const axis_view& v, Acc init, Op op,
              const options& o) {
@@ -429,63 +318,65 @@ void batched(const char* function, In in, Out out, const axis_view& v, Acc init,
   check_device_pointer(function, "in", in, n);
   check_device_pointer(function, "out", out, n);
   if (n == 0) return;
-  if (v.outer == 1 && v.inner == 1) {
-    // one line: a plain scan, without head flags
-    if constexpr (Exclusive) {
-      tally::exclusive_scan(in, out, n, init, op, o);
-    } else {
-      tally::inclusive_scan(in, out, n, op, o);
-    }
-  } else if (v.inner > 1) {
-    if constexpr ((sizeof(Acc) == 4 || sizeof(Acc) == 8) && segmented_offsets::acc_pointer_v<Acc, In> &&
-                  segmented_offsets::acc_pointer_v<Acc, Out>) {
-      if (v.inner == 2 && column_groups<Exclusive, 2>(function, in, out, v, init, op, o)) return;
-      if (v.inner == 3 && column_groups<Exclusive, 3>(function, in, out, v, init, op, o)) return;
-      if constexpr (sizeof(Acc) == 4) {
-        if (v.inner == 4 && column_groups<Exclusive, 4>(function, in, out, v, init, op, o)) return;
+  batched_plan p = batched_plan_for<Acc>(in, out, v, o);
+  if constexpr (strided::columns_take_v<Acc, In, Out>) {
+    if (p.kind == plan::pipelined_columns) {
+      if (pipelined_columns::scan_rows<Exclusive, Acc>(function, in, out, v.outer, v.len, v.inner,
+                                                       make_seed<Acc, Exclusive>(init), op, o)) {
+        return;
       }
+      // the driver refused the tensor map of rows of several lines; nothing launched
+      p = batched_plan_for<Acc>(in, out, v, o, false);
     }
-    // rows of whole 32-byte pieces (whole 128-byte lines, else 64- or 32-byte pieces), or
-    // of 16 bytes in slices of whole lines, in chains of more than one tile: the pipelined
-    // column tiles (false: the driver refused the tensor map of rows of several lines,
-    // nothing launched)
-    if (pipelined_columns::takes<Acc>(in, out, v.outer, v.len, v.inner, o)) {
-      if constexpr (strided::columns_take_v<Acc, In, Out>) {
-        if (pipelined_columns::scan_rows<Exclusive, Acc>(function, in, out, v.outer, v.len, v.inner,
-                                                         make_seed<Acc, Exclusive>(init), op, o)) {
-          return;
-        }
-      }
-    }
-    // deterministic floats in few long chains of column tiles: reduce-then-scan
-    if (columns_reduce_then_scan::takes<Acc>(in, out, v.outer, v.len, v.inner, o)) {
-      if constexpr (strided::columns_take_v<Acc, In, Out> && !single_pass::exact_values<Acc>::value) {
+    if constexpr (!single_pass::exact_values<Acc>::value) {
+      if (p.kind == plan::columns_reduce_then_scan) {
         const strided::column_geometry g = strided::make_column_geometry<Acc>(
             v.outer, v.len, v.inner, strided::column_words<Acc>(v.len));
-        columns_reduce_then_scan::scan<Exclusive, Acc>(function, in, out, g, make_seed<Acc, Exclusive>(init), op, o);
+        columns_reduce_then_scan::scan<Exclusive, Acc>(function, in, out, g, make_seed<Acc, Exclusive>(init), op,
+                                                       o);
         return;
       }
     }
-    strided::scan<Exclusive, Acc>(function, in, out, v.outer, v.len, v.inner,
-                                  make_seed<Acc, Exclusive>(init), op, o);
-  } else {
-    // along the last axis: segments of len elements. 16-byte aligned pointers to a 4- or
-    // 8-byte accumulator type: equal_lengths_scan above; anything else the pair scan with
-    // heads computed per element.
-    if constexpr (segmented_offsets::acc_pointer_v<Acc, In> && segmented_offsets::acc_pointer_v<Acc, Out>) {
-      if (single_pass::aligned_16(in) && single_pass::aligned_16(out)) {
-        equal_lengths_scan<Exclusive>(function, in, out, n, v.len, v.outer, init, op, o);
-        return;
+  }
+  if constexpr (column_groups_v<Acc, In, Out>) {
+    if (p.kind == plan::column_groups) {
+      if (p.cols == 2) {
+        column_groups_scan<Exclusive, 2>(function, in, out, v, init, op, o);
+      } else if (p.cols == 3) {
+        column_groups_scan<Exclusive, 3>(function, in, out, v, init, op, o);
+      } else if constexpr (sizeof(Acc) == 4) {
+        column_groups_scan<Exclusive, 4>(function, in, out, v, init, op, o);
       }
+      return;
     }
-    if (n <= 0xffffffffll) {
-      scan<Exclusive, false, Acc>(function, in, out, n,
-                                  uniform_heads<std::uint32_t>{static_cast<std::uint32_t>(v.len)},
-                                  init, op, o);
-    } else {
-      scan<Exclusive, false, Acc>(function, in, out, n, uniform_heads<std::uint64_t>{
-                                      static_cast<std::uint64_t>(v.len)}, init, op, o);
+  }
+  if constexpr (vector_scan_v<Acc, In, Out>) {
+    if (p.kind == plan::whole_lines || p.kind == plan::pipelined || p.kind == plan::lines_of_tiles ||
+        p.kind == plan::tile_heads) {
+      run_lines<Exclusive>(p.kind, function, in, out, n, v.len, v.outer, init, op, o);
+      return;
     }
+  }
+  switch (p.kind) {
+    case plan::plain_scan:
+      if constexpr (Exclusive) {
+        tally::exclusive_scan(in, out, n, init, op, o);
+      } else {
+        tally::inclusive_scan(in, out, n, op, o);
+      }
+      return;
+    case plan::strided:
+      strided::scan<Exclusive, Acc>(function, in, out, v.outer, v.len, v.inner, make_seed<Acc, Exclusive>(init),
+                                    op, o);
+      return;
+    default:  // plan::pairs: along the last axis, heads computed per element
+      if (n <= 0xffffffffll) {
+        scan<Exclusive, false, Acc>(function, in, out, n,
+                                    uniform_heads<std::uint32_t>{static_cast<std::uint32_t>(v.len)}, init, op, o);
+      } else {
+        scan<Exclusive, false, Acc>(function, in, out, n,
+                                    uniform_heads<std::uint64_t>{static_cast<std::uint64_t>(v.len)}, init, op, o);
+      }
   }
 }
 

@@ -54,8 +54,6 @@ void check_batched() {
   EXPECT_EQ(out.download(), expected) << "3-d, axis 1";
 }
 
-// 4- and 8-byte values: the two widths of the vector paths
 TEST(PlainFlagsBatched, Int32) { check_batched<std::int32_t>(); }
-TEST(PlainFlagsBatched, Double) { check_batched<double>(); }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // tests/headers/plain_flags/scan.cu -- tally::inclusive_scan and exclusive_scan compiled without
-// nvcc's experimental flags: four value types under plus and maximum, a transform
-// iterator as input, and every strategy x block algorithm through detail::scan_with.
+// nvcc's experimental flags: int32 under plus and maximum, a transform iterator as input,
+// and each strategy of tally::textbook. (Every GPU test compiles with the same flags and
+// nvcc's warnings as errors; this unit is the small one that says so on its own.)
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -49,18 +50,6 @@ TEST(PlainFlagsScan, Int32) {
   check_scans<std::int32_t>(tally::plus{}, 0);
   check_scans<std::int32_t>(tally::maximum{}, std::numeric_limits<std::int32_t>::lowest());
 }
-TEST(PlainFlagsScan, Float) {
-  check_scans<float>(tally::plus{}, 0.0f);
-  check_scans<float>(tally::maximum{}, std::numeric_limits<float>::lowest());
-}
-TEST(PlainFlagsScan, Double) {
-  check_scans<double>(tally::plus{}, 0.0);
-  check_scans<double>(tally::maximum{}, std::numeric_limits<double>::lowest());
-}
-TEST(PlainFlagsScan, Int64) {
-  check_scans<std::int64_t>(tally::plus{}, 0);
-  check_scans<std::int64_t>(tally::maximum{}, std::numeric_limits<std::int64_t>::lowest());
-}
 
 struct twice {
   TALLY_HOST_DEVICE std::int64_t operator()(std::int32_t x) const { return std::int64_t{2} * x; }
@@ -76,42 +65,26 @@ TEST(PlainFlagsScan, TransformIterator) {
   EXPECT_EQ(out.download(), expected_inclusive(doubled, tally::plus{}));
 }
 
-// One strategy x block selector, inclusive and exclusive, on int32 under plus.
-template <class Strategy, class Selector>
-void check_pair() {
+// One textbook strategy x block algorithm, inclusive and exclusive, on int32 under plus.
+void check_textbook(tally::scan_strategy strategy, tally::block_scan block) {
   const std::vector<std::int32_t> h = small_values<std::int32_t>(n);
   buffer<std::int32_t> in(h), out(n);
-  const tally::options o{};
-  tally::detail::scan_with<Strategy, Selector, false, std::int32_t>(
-      "inclusive_scan", "inclusive_scan_storage_bytes", in.data(), out.data(), n,
-      tally::detail::seed_value<std::int32_t, false>{}, tally::plus{}, o);
+  tally::options o;
+  o.strategy = strategy;
+  o.block = block;
+  tally::textbook::inclusive_scan(in.data(), out.data(), n, tally::plus{}, o);
   EXPECT_EQ(out.download(), expected_inclusive(h, tally::plus{}));
-  tally::detail::scan_with<Strategy, Selector, true, std::int32_t>(
-      "exclusive_scan", "exclusive_scan_storage_bytes", in.data(), out.data(), n,
-      tally::detail::seed_value<std::int32_t, true>{5}, tally::plus{}, o);
+  tally::textbook::exclusive_scan(in.data(), out.data(), n, 5, tally::plus{}, o);
   EXPECT_EQ(out.download(), expected_exclusive(h, 5, tally::plus{}));
 }
 
-template <class Strategy>
-void check_multi_pass() {
-  namespace d = tally::detail;
-  check_pair<Strategy, d::warp_scans_selector>();
-  check_pair<Strategy, d::kogge_stone_selector>();
-  check_pair<Strategy, d::kogge_stone_double_buffered_selector>();
-  check_pair<Strategy, d::brent_kung_selector>();
-  check_pair<Strategy, d::brent_kung_divergent_selector>();
-  check_pair<Strategy, d::brent_kung_conflict_free_selector>();
-  check_pair<Strategy, d::coarsened_selector>();
-}
-
-TEST(PlainFlagsScan, SinglePassStrategies) {
-  namespace d = tally::detail;
-  check_pair<d::decoupled_lookback::strategy, d::warp_scans_selector>();
-  check_pair<d::chained::strategy, d::warp_scans_selector>();
-}
-TEST(PlainFlagsScan, ReduceThenScan) { check_multi_pass<tally::detail::reduce_then_scan::strategy>(); }
-TEST(PlainFlagsScan, ScanThenPropagate) {
-  check_multi_pass<tally::detail::scan_then_propagate::strategy>();
+TEST(PlainFlagsScan, Textbook) {
+  using tally::block_scan;
+  using tally::scan_strategy;
+  check_textbook(scan_strategy::chained, block_scan::warp_scans);
+  check_textbook(scan_strategy::decoupled_lookback, block_scan::warp_scans);
+  check_textbook(scan_strategy::reduce_then_scan, block_scan::brent_kung);
+  check_textbook(scan_strategy::scan_then_propagate, block_scan::kogge_stone);
 }
 
 }  // namespace

@@ -88,9 +88,7 @@ void check_flags_keys_offsets() {
   EXPECT_EQ(sums.download(), expected_sums) << "segmented_reduce";
 }
 
-// 4- and 8-byte values: the two widths of the vector paths
 TEST(PlainFlagsSegmented, Int32) { check_flags_keys_offsets<std::int32_t>(); }
-TEST(PlainFlagsSegmented, Double) { check_flags_keys_offsets<double>(); }
 
 // An iterator input: the pair scan (and, for the offsets forms, the head bitmap).
 TEST(PlainFlagsSegmented, Iterator) {

@@ -388,14 +388,15 @@ constexpr single_pass::single_pass_tuning tuning() {
 }
 
 // ---- the driver -----------------------------------------------------------------------------
-// The strategies the segmented forms accept: the single-pass ones (the pairs are scanned
-// by the single-pass tile pipeline), with the block algorithm it uses.
+// The strategies the segmented forms accept: the production look-back (every segmented
+// kernel runs it), with the block algorithm it uses. The chained protocol is a textbook
+// form of the plain scan only (tally::textbook::inclusive_scan).
 inline void check_options(const char* function, const options& o) {
-  if (o.strategy != scan_strategy::automatic && o.strategy != scan_strategy::decoupled_lookback &&
-      o.strategy != scan_strategy::chained) {
+  if (o.strategy != scan_strategy::automatic && o.strategy != scan_strategy::decoupled_lookback) {
     throw_invalid(function, "options.strategy",
-                  "must be automatic, decoupled_lookback or chained for segmented and batched "
-                  "scans (they run the flag-augmented operator in the single-pass scan)");
+                  "must be automatic or decoupled_lookback for segmented and batched scans "
+                  "(the chained and multi-pass strategies are textbook forms of the plain scan: "
+                  "tally::textbook::inclusive_scan)");
   }
   if (o.block != block_scan::automatic && o.block != block_scan::warp_scans) {
     throw_invalid(function, "options.block",
@@ -426,13 +427,8 @@ void scan(const char* function, In in, Out out, std::int64_t n, Heads heads, Acc
   const seed_value<pair, Exclusive> seed = make_seed<pair, Exclusive>(pair{true, init});
   const segmented_op<Op> pair_op{op};
   constexpr const char* query = "(none: segmented scans take no caller storage)";
-  if (o.strategy == scan_strategy::chained) {
-    single_pass::scan<chained::protocol, Exclusive, pair, tune>(function, query, input, output, n,
-                                                                seed, pair_op, o);
-  } else {
-    single_pass::scan<decoupled_lookback::protocol, Exclusive, pair, tune>(
-        function, query, input, output, n, seed, pair_op, o);
-  }
+  single_pass::scan<decoupled_lookback::protocol, Exclusive, pair, tune>(function, query, input, output,
+                                                                         n, seed, pair_op, o);
 }
 
 // ---- offsets -> head bitmap ---------------------------------------------------------------
