@@ -37,7 +37,7 @@
 //   partition_three_way, unique_by_key, run_length_encode, non_trivial_runs,
 //   reduce_by_key), and outputs must not overlap each other.
 // - pred, pred1, pred2 and equal must be pure: the parallel version calls them
-//   concurrently and up to twice per element.
+//   concurrently and more than once per element.
 //
 // Execution: where every iterator can be indexed (pointers, random-access iterators,
 // tally::transform_iterator) and the input holds at least cpu_tuning::parallel_min_bytes,
@@ -266,7 +266,8 @@ template <class KeyIt, class ValIt, class KeyOut, class ValOut, class Equal = st
 std::pair<KeyOut, ValOut> unique_by_key(KeyIt keys_first, KeyIt keys_last, ValIt values_first,
                                         KeyOut keys_out, ValOut values_out, Equal equal = {}) {
   constexpr const char* fn = "cpu::unique_by_key";
-  const std::int64_t n = detail::select_length(fn, "keys_first", "keys_last", keys_first, keys_last);
+  const std::int64_t n =
+      detail::select_length(fn, "keys_first", "keys_last", keys_first, keys_last);
   const std::int64_t any = detail::any_elements(n, keys_first, keys_last);
   tally::detail::check_pointer(fn, "values_first", values_first, any);
   tally::detail::check_pointer(fn, "keys_out", keys_out, any);
@@ -364,7 +365,8 @@ std::pair<KeyOut, ValOut> reduce_by_key(KeyIt keys_first, KeyIt keys_last, ValIt
                                         KeyOut keys_out, ValOut values_out, Op op = {},
                                         Equal equal = {}) {
   constexpr const char* fn = "cpu::reduce_by_key";
-  const std::int64_t n = detail::select_length(fn, "keys_first", "keys_last", keys_first, keys_last);
+  const std::int64_t n =
+      detail::select_length(fn, "keys_first", "keys_last", keys_first, keys_last);
   const std::int64_t any = detail::any_elements(n, keys_first, keys_last);
   tally::detail::check_pointer(fn, "values_first", values_first, any);
   tally::detail::check_pointer(fn, "keys_out", keys_out, any);

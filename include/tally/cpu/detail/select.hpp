@@ -5,11 +5,12 @@
 //   1. In parallel, each chunk counts its elements of each output class (kept/dropped for
 //      a compaction; selected/rejected for a partition; run heads for the run forms).
 //   2. An exclusive scan of the chunk counts gives every chunk its first output position
-//      in each class (sequential: there are a few chunks per thread, not per element).
+//      in each class (on one thread: one count per chunk of tens of thousands of
+//      elements is little work).
 //   3. In parallel, each chunk writes its elements at those positions, in input order, so
 //      every output is stable and its layout is the sequential one.
-// Predicates and comparisons are evaluated in both passes, concurrently: they must be
-// pure. Pass 2 reuses the classification pass 1 made of each chunk's first element (one
+// Predicates and comparisons are evaluated in passes 1 and 3, concurrently: they must
+// be pure. Pass 3 reuses the classification pass 1 made of each chunk's first element (one
 // byte per chunk), which the in-place compaction needs (see compact_in_place).
 #pragma once
 
@@ -212,7 +213,8 @@ template <class T, class Classify, class Read, class OutIt>
 void compact_in_place(const class_layout<2>& layout, const Classify& classify, const Read& read,
                       OutIt out) {
   const chunk_grid& grid = layout.grid;
-  const auto input_read = std::make_unique<std::atomic<bool>[]>(static_cast<std::size_t>(grid.count));
+  const auto input_read =
+      std::make_unique<std::atomic<bool>[]>(static_cast<std::size_t>(grid.count));
   std::atomic<std::int64_t> next_chunk{0};
   auto wait_for = [&](std::int64_t c) {
     // acquire: pairs with the release below, so chunk c's reads of its input happen
