@@ -25,6 +25,8 @@
 
 #include "test_support.hpp"
 #include "tally/core/transform_iterator.hpp"
+#include "tally/cpu/select.hpp"
+#include "tally/cpu/sequential_select.hpp"
 #include "tally/tally.hpp"
 
 namespace {
