@@ -9,8 +9,9 @@
 # Why: the full build takes 480-575 s on the GPU machine (one H200), nearly all of a
 # device call's 600 s, and a ninja killed by the call's time limit starts over in the next
 # call, so the device time goes to building instead of testing. Here the build costs local
-# time only (11-12 minutes from scratch on 2 cores), and the device's calls run tests,
-# sanitizers and the benchmark alone.
+# time only (from scratch about as long as scripts/test.sh's build: docs/performance.md,
+# "Build time"; then incremental), and the device's calls run tests, sanitizers and the
+# benchmark alone.
 #
 # The binaries are usable there because both machines see the repository at the same
 # path (/work/main: the test commands and RPATHs in the build tree are absolute), the
