@@ -38,6 +38,7 @@
 #include <limits>
 #include <memory>
 #include <numeric>
+#include <tally/cpu/select.hpp>
 #include <tally/tally.hpp>
 #include <thread>
 
@@ -269,6 +270,9 @@ class type_bench {
           run_operations(op, tally::maximum{}, tally::maximum{});
         }
       }
+      if (config_.wants(operation::copy_if, {})) {
+        for (int percent : {50, 10}) run_copy_if(percent);
+      }
     }
     in_.reset();
     out_buffer_.reset();
@@ -359,10 +363,60 @@ class type_bench {
     }
   }
 
+  // Keeps a value where a hash of its bits falls below percent% of the hash range: about
+  // percent% of the random input, scattered evenly, the same values in every run.
+  struct keep_percent {
+    std::uint32_t below;
+    bool operator()(const T& x) const {
+      std::uint64_t bits = 0;
+      std::memcpy(&bits, &x, sizeof(T));
+      const auto h = static_cast<std::uint32_t>((bits * 0x9E3779B97F4A7C15ull) >> 32);
+      return h < below;
+    }
+  };
+
+  // Stream compaction: the std:: algorithm (sequential and parallel) against
+  // tally::cpu::copy_if. A row moves n values read and the kept ones written; its check
+  // compares the returned count and sampled outputs with the sequential reference.
+  void run_copy_if(int percent) {
+    const T* in = in_.get();
+    T* out = out_buffer_.get();
+    const std::int64_t n = n_;
+    const keep_percent pred{static_cast<std::uint32_t>(4294967296.0 * percent / 100.0)};
+    std::vector<T> want(static_cast<std::size_t>(n));
+    const std::int64_t kept = tally::cpu::sequential::copy_if(in, in + n, want.begin(), pred) - want.begin();
+    checkpoints reference;
+    if (kept > 0) {
+      reference.index = detail::check_positions(kept, config_.seed);
+      std::sort(reference.index.begin(), reference.index.end());
+      reference.index.erase(std::unique(reference.index.begin(), reference.index.end()), reference.index.end());
+      std::erase_if(reference.index, [kept](std::int64_t i) { return i < 0 || i >= kept; });
+      for (std::int64_t i : reference.index) {
+        reference.expected.push_back(static_cast<double>(want[static_cast<std::size_t>(i)]));
+        reference.tolerance.push_back(0.0);
+      }
+    }
+    std::int64_t* count = &select_count_;
+    const std::vector<candidate> selections = {
+        {"std::copy_if(seq)", false, [=] { *count = std::copy_if(in, in + n, out, pred) - out; }},
+        {"std::copy_if(par)", true,
+         [=] { *count = std::copy_if(std::execution::par, in, in + n, out, pred) - out; }},
+        {"tally::cpu::copy_if", true, [=] { *count = tally::cpu::copy_if(in, in + n, out, pred) - out; }},
+    };
+    const std::string op_name = "keep " + std::to_string(percent) + "%";
+    for (const candidate& c : selections) {
+      run_candidate(c, operation::copy_if, op_name, reference, nullptr,
+                    static_cast<double>(n + kept) * sizeof(T), kept);
+    }
+  }
+
   // Times `c` (at each thread count when it is threaded), checks its output and adds a
   // row. `reduce_result` is where a reduction leaves its value (nullptr for the others).
+  // `bytes` (0: the operation's usual count) and `expected_count` (-1: none) serve the
+  // compactions, whose output length depends on the data.
   void run_candidate(const candidate& c, operation what, const std::string& op_name,
-                     const checkpoints& reference, const T* reduce_result) {
+                     const checkpoints& reference, const T* reduce_result, double bytes_moved = 0,
+                     std::int64_t expected_count = -1) {
     if (what != operation::copy && !config_.selected(c.impl)) return;
     const std::vector<int> thread_counts = c.threaded ? config_.threads : std::vector<int>{1};
     for (int threads : thread_counts) {
@@ -379,7 +433,8 @@ class type_bench {
       row.type = type_name_;
       row.op = op_name;
       row.n = n_;
-      row.bytes = static_cast<double>(what == operation::reduce ? bytes() : 2 * bytes());
+      row.bytes = bytes_moved > 0 ? bytes_moved
+                                  : static_cast<double>(what == operation::reduce ? bytes() : 2 * bytes());
       row.impl = c.impl;
       row.threads = threads;
       row.reps = t.reps;
@@ -395,6 +450,10 @@ class type_bench {
       }
       std::string why;
       row.check = compare(reference, actual, &why);
+      if (expected_count >= 0 && select_count_ != expected_count) {
+        row.check = check_status::failed;
+        why = "produced " + std::to_string(select_count_) + " values, want " + std::to_string(expected_count);
+      }
       if (row.check == check_status::failed) row.note = why;
       out_.add(std::move(row));
     }
@@ -407,6 +466,7 @@ class type_bench {
   std::unique_ptr<T[], free_deleter> out_buffer_;
   std::int64_t n_ = 0;
   T reduce_result_{};
+  std::int64_t select_count_ = 0;
 };
 
 }  // namespace
@@ -420,12 +480,13 @@ std::vector<int> default_thread_counts() {
 }
 
 void run_cpu_bench(const bench_config& config, report& out) {
-  // The CPU part measures scans and reductions only (it has no segmented table): nothing to
-  // do when --operations asks for none of them (copies alone would be measured).
+  // The CPU part measures scans, reductions and (when asked) copy_if; it has no segmented
+  // table: nothing to do when --operations asks for none of them (copies alone would be
+  // measured).
   const std::vector<operation> cpu_default = {operation::inclusive_scan};
   if (!config.wants(operation::inclusive_scan, cpu_default) &&
       !config.wants(operation::exclusive_scan, cpu_default) &&
-      !config.wants(operation::reduce, cpu_default)) {
+      !config.wants(operation::reduce, cpu_default) && !config.wants(operation::copy_if, {})) {
     out.note("cpu: skipped (--operations names no CPU operation)");
     return;
   }

@@ -94,10 +94,11 @@ int main(int argc, char** argv) {
       ->delimiter(',')
       ->check(CLI::IsMember({"plus", "max"}));
   app.add_option("--operations", operation_names,
-                 "inclusive,exclusive,reduce,segmented (default: CPU inclusive; GPU all four; "
-                 "segmented: the GPU table of segmented and batched scans)")
+                 "inclusive,exclusive,reduce,segmented,select (default: CPU inclusive; GPU the "
+                 "first four; segmented: the GPU table of segmented and batched scans; select: "
+                 "the CPU's copy_if)")
       ->delimiter(',')
-      ->check(CLI::IsMember({"inclusive", "exclusive", "reduce", "segmented"}));
+      ->check(CLI::IsMember({"inclusive", "exclusive", "reduce", "segmented", "select"}));
   app.add_option("--filter", config.filters,
                  "Only implementations whose name contains one of these (copies always run)")
       ->delimiter(',');
@@ -116,7 +117,8 @@ int main(int argc, char** argv) {
         {"inclusive", operation::inclusive_scan},
         {"exclusive", operation::exclusive_scan},
         {"reduce", operation::reduce},
-        {"segmented", operation::segmented_scan}};
+        {"segmented", operation::segmented_scan},
+        {"select", operation::copy_if}};
     for (const std::string& name : operation_names) {
       config.operations.push_back(operation_by_name.at(name));
     }

@@ -20,6 +20,7 @@ const char* operation_name(operation op) {
     case operation::segmented_scan: return "segmented_scan";
     case operation::segmented_reduce: return "segmented_reduce";
     case operation::batched_scan: return "batched_scan";
+    case operation::copy_if: return "copy_if";
   }
   return "?";
 }

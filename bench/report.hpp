@@ -26,6 +26,7 @@ enum class operation {
   segmented_scan,
   segmented_reduce,
   batched_scan,
+  copy_if,  // stream compaction: n values read, the kept ones written
 };
 
 const char* operation_name(operation op);
