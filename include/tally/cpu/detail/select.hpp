@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <iterator>
 #include <memory>
+#include <new>
 #include <optional>
 #include <string>
 #include <thread>
@@ -228,27 +229,34 @@ void compact_in_place(const class_layout<2>& layout, const Classify& classify, c
     }
   };
   auto worker = [&] {
-    std::vector<T> kept;
-    kept.reserve(static_cast<std::size_t>(grid.size));
+    // storage for one chunk of T, which need not be default-constructible: each slot's
+    // value is constructed in place by the store below
+    struct slot {
+      alignas(T) unsigned char bytes[sizeof(T)];
+    };
+    std::vector<slot> storage(static_cast<std::size_t>(grid.size));
+    T* const kept = reinterpret_cast<T*>(storage.data());
     for (;;) {
       // relaxed: the counter only hands out indices; the data is published through
       // input_read.
       const std::int64_t c = next_chunk.fetch_add(1, std::memory_order_relaxed);
       if (c >= grid.count) return;
       const std::int64_t b = grid.begin(c), e = grid.end(c);
-      kept.clear();
-      if (layout.first_class[c] == 0) kept.push_back(read(b));
-      for (std::int64_t i = b + 1; i < e; ++i) {
-        if (classify(i) == 0) kept.push_back(read(i));
+      // Branch-free: every element is stored at the buffer's next slot, which advances
+      // only past a kept one (the buffer holds a whole chunk, so no store leaves it).
+      std::int64_t count = 0;
+      for (std::int64_t i = b; i < e; ++i) {
+        const int cls = i == b ? int{layout.first_class[c]} : classify(i);
+        ::new (static_cast<void*>(kept + count)) T(read(i));
+        count += cls == 0 ? 1 : 0;
       }
       // release: the reads above happen before any write over this chunk's input.
       input_read[c].store(true, std::memory_order_release);
-      if (kept.empty()) continue;
+      if (count == 0) continue;
       const std::int64_t to = layout.start[c][0];
-      const auto count = static_cast<std::int64_t>(kept.size());
       const std::int64_t last_covered = std::min(c - 1, (to + count - 1) / grid.size);
       for (std::int64_t j = to / grid.size; j <= last_covered; ++j) wait_for(j);
-      for (std::int64_t k = 0; k < count; ++k) out[to + k] = kept[static_cast<std::size_t>(k)];
+      for (std::int64_t k = 0; k < count; ++k) out[to + k] = *std::launder(kept + k);
     }
   };
   const int threads = static_cast<int>(
@@ -265,11 +273,24 @@ std::int64_t compact(const chunk_grid& grid, const Classify& classify, const Rea
   const class_layout<2> layout = count_classes<2>(grid, classify);
   if (in_place) {
     compact_in_place<T>(layout, classify, read, out);
-  } else {
-    place_classes<2>(layout, classify, [&](int cls, std::int64_t pos, std::int64_t i) {
-      if (cls == 0) out[pos] = read(i);
-    });
+    return layout.total[0];
   }
+  // Branch-free (a kept-or-not branch on data mispredicts about half the time at 50%):
+  // every element is stored at the chunk's next output position, which advances only past
+  // a kept one, so a dropped element's store is overwritten by the next kept one. The
+  // stores stay inside the chunk's own output range [start_c, start_(c+1)): the loop ends
+  // once that range is full.
+  const chunk_grid& g = layout.grid;
+  tbb::parallel_for(std::int64_t{0}, g.count, [&](std::int64_t c) {
+    std::int64_t pos = layout.start[c][0];
+    const std::int64_t end = c + 1 < g.count ? layout.start[c + 1][0] : layout.total[0];
+    const std::int64_t b = g.begin(c), e = g.end(c);
+    for (std::int64_t i = b; i < e && pos < end; ++i) {
+      const int cls = i == b ? int{layout.first_class[c]} : classify(i);
+      out[pos] = read(i);
+      pos += cls == 0 ? 1 : 0;
+    }
+  });
   return layout.total[0];
 }
 
