@@ -38,6 +38,10 @@
 //   reduce_by_key), and outputs must not overlap each other.
 // - pred, pred1, pred2 and equal must be pure: the parallel version calls them
 //   concurrently and more than once per element.
+// - The parallel compactions (copy_if, copy_flagged, remove_if, unique out of place) may
+//   store to an output position more than once (a dropped element's store, overwritten by
+//   the next kept one; never outside the output's final range): d_first must be plain
+//   storage, not an iterator with side effects on assignment.
 //
 // Execution: where every iterator can be indexed (pointers, random-access iterators,
 // tally::transform_iterator) and the input holds at least cpu_tuning::parallel_min_bytes,
