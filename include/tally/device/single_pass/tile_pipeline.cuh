@@ -191,18 +191,52 @@ TALLY_DEVICE TALLY_FORCEINLINE void store_vector(const Out& out, std::int64_t i,
   }
 }
 
+// ---- tile programs --------------------------------------------------------------------------
+// The kernel scans what its input yields and stores what the scan gives. An input may
+// instead be a TILE PROGRAM, which lets the same kernel run an operation that has a scan
+// in its middle (the selection family, device/select/: a stream compaction is a scan of
+// 0/1 counts whose store is a scatter). A program input keeps a PAYLOAD for each item,
+// in registers from the load (step 1) to the store (step 5), and tells the scan what to
+// combine for it; its output stores from the payload and the scanned value:
+//   input   using payload_type = P;
+//           P payload(std::int64_t i) const;                   item i's payload (i < n)
+//           Acc value(std::int64_t i, const P& p) const;        what the scan combines
+//   output  void store(std::int64_t i, const P& p, const Acc& scanned) const;  (i < n)
+// and, for the vectorised layout (vector_items as above), the same for Vec consecutive
+// items: in.load<Vec>(i, P (&)[Vec], Acc (&)[Vec]), out.store<Vec>(i, const P (&)[Vec],
+// const Acc (&)[Vec]). The payload is read once, so an output may overwrite the input
+// (the scan's tiles read all their items before they publish anything). Programs run
+// tiles by ticket, never staged: their input is not a pointer to Acc.
+template <class In>
+concept tile_program = requires { typename In::payload_type; };
+
+// The payloads of one thread's items: none for a plain input.
+template <class In, class L>
+struct tile_payloads {};
+template <class In, class L>
+  requires tile_program<In>
+struct tile_payloads<In, L> {
+  typename In::payload_type at[L::rows][L::vec];
+};
+
 // items[r][k] = in[base + offset(r, k)]; a full tile reads without bounds checks, a
 // partial one pads with x_{n-1}.
 template <class L, bool Vectorised, class Acc, class In>
 TALLY_DEVICE TALLY_FORCEINLINE void load_tile(In in, std::int64_t base, std::int64_t n, int warp,
-                                              int lane, Acc (&items)[L::rows][L::vec]) {
+                                              int lane, Acc (&items)[L::rows][L::vec],
+                                              tile_payloads<In, L>& keep) {
   const std::int64_t first = base + warp * L::warp_items + lane * L::vec;
   const bool full = base + L::tile_items <= n;
   if constexpr (Vectorised) {
     if (full) {
 #pragma unroll
       for (int r = 0; r < L::rows; ++r) {
-        load_vector<L::vec>(in, first + r * L::row_items, items[r]);  // one vector per row
+        // one vector per row
+        if constexpr (tile_program<In>) {
+          in.template load<L::vec>(first + r * L::row_items, keep.at[r], items[r]);
+        } else {
+          load_vector<L::vec>(in, first + r * L::row_items, items[r]);
+        }
       }
       return;
     }
@@ -212,21 +246,34 @@ TALLY_DEVICE TALLY_FORCEINLINE void load_tile(In in, std::int64_t base, std::int
 #pragma unroll
     for (int k = 0; k < L::vec; ++k) {
       const std::int64_t i = first + r * L::row_items + k;
-      items[r][k] = static_cast<Acc>(in[full || i < n ? i : n - 1]);
+      const std::int64_t j = full || i < n ? i : n - 1;
+      if constexpr (tile_program<In>) {
+        keep.at[r][k] = in.payload(j);
+        items[r][k] = in.value(j, keep.at[r][k]);
+      } else {
+        items[r][k] = static_cast<Acc>(in[j]);
+      }
     }
   }
 }
 
-template <class L, bool Vectorised, class Acc, class Out>
+template <class L, bool Vectorised, class Acc, class Out, class Keep>
 TALLY_DEVICE TALLY_FORCEINLINE void store_tile(Out out, std::int64_t base, std::int64_t n, int warp,
-                                               int lane, const Acc (&items)[L::rows][L::vec]) {
+                                               int lane, const Acc (&items)[L::rows][L::vec],
+                                               const Keep& keep) {
+  constexpr bool program = !std::is_empty_v<Keep>;
   const std::int64_t first = base + warp * L::warp_items + lane * L::vec;
   const bool full = base + L::tile_items <= n;
   if constexpr (Vectorised) {
     if (full) {
 #pragma unroll
       for (int r = 0; r < L::rows; ++r) {
-        store_vector<L::vec>(out, first + r * L::row_items, items[r]);  // one vector per row
+        // one vector per row
+        if constexpr (program) {
+          out.template store<L::vec>(first + r * L::row_items, keep.at[r], items[r]);
+        } else {
+          store_vector<L::vec>(out, first + r * L::row_items, items[r]);
+        }
       }
       return;
     }
@@ -236,7 +283,13 @@ TALLY_DEVICE TALLY_FORCEINLINE void store_tile(Out out, std::int64_t base, std::
 #pragma unroll
     for (int k = 0; k < L::vec; ++k) {
       const std::int64_t i = first + r * L::row_items + k;
-      if (full || i < n) out[i] = items[r][k];
+      if (full || i < n) {
+        if constexpr (program) {
+          out.store(i, keep.at[r][k], items[r][k]);
+        } else {
+          out[i] = items[r][k];
+        }
+      }
     }
   }
 }
@@ -537,12 +590,15 @@ __global__ void __launch_bounds__(Threads, (min_blocks_per_sm<Threads, Staging !
   const std::int64_t base = tile * L::tile_items;
   cooperative_groups::grid_group::arrival_token cleared = 0u;  // ByBlock, a state that holds anything
 
-  // 1. load (a staged tile: into shared memory; its rows are read back in steps 2 and 5)
+  // 1. load (a staged tile: into shared memory; its rows are read back in steps 2 and 5;
+  //    a tile program: each item's payload too, "Tile programs" above)
   Acc items[L::rows][L::vec];
+  tile_payloads<In, L> keep;
   if constexpr (Staged) {
+    static_assert(!tile_program<In>, "tile programs are not staged");
     stage_tile<L>(staged.data(), in, base, n, warp_id, lane);
   } else {
-    load_tile<L, Vectorised>(in, base, n, warp_id, lane, items);
+    load_tile<L, Vectorised>(in, base, n, warp_id, lane, items, keep);
   }
   if constexpr (ByBlock) {
     // A state that holds anything: this block's clear is done (arrive: a barrier of the
@@ -642,7 +698,7 @@ __global__ void __launch_bounds__(Threads, (min_blocks_per_sm<Threads, Staging !
     if (lane > 0) p = then(p, lane_prefix[r], op);
     apply_prefix<Exclusive>(p, items[r], op);
   }
-  store_tile<L, Vectorised>(out, base, n, warp_id, lane, items);
+  store_tile<L, Vectorised>(out, base, n, warp_id, lane, items, keep);
 
   // Every 2^29 calls: zero the descriptors past this call's tiles (single_pass/tile_state.cuh). This
   // call reads only descriptors < tiles, so nobody reads these concurrently; the next
