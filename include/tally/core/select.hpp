@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+#include "tally/core/macros.hpp"
+
 namespace tally {
 
 // The element counts of a three-way partition: how many went to the first, the second
@@ -15,5 +17,25 @@ struct three_way_result {
 
   friend constexpr bool operator==(const three_way_result&, const three_way_result&) = default;
 };
+
+// The default `equal` of unique, unique_by_key, run_length_encode, non_trivial_runs and
+// reduce_by_key on the device: a == b, callable in host and device code (std::equal_to<>
+// is host-only without nvcc's experimental relaxed-constexpr flag).
+struct equal_to {
+  template <class T, class U>
+  TALLY_HOST_DEVICE constexpr bool operator()(const T& a, const U& b) const {
+    return a == b;
+  }
+};
+
+// Where a device selection writes how many items it produced: a pointer to device memory
+// (or memory the device can write), written by the kernel, so the call neither waits nor
+// copies (graph-capturable). Made by tally::count_to(pointer).
+template <class T>
+struct device_count {
+  T* pointer;
+};
+inline device_count<std::int64_t> count_to(std::int64_t* pointer) { return {pointer}; }
+inline device_count<three_way_result> count_to(three_way_result* pointer) { return {pointer}; }
 
 }  // namespace tally
