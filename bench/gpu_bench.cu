@@ -13,6 +13,7 @@
 #include "gpu_bench_common.cuh"
 #include "gpu_bench_reduce.hpp"
 #include "gpu_bench_segmented.hpp"
+#include "gpu_bench_select.hpp"
 
 namespace tally_bench {
 
@@ -234,6 +235,8 @@ void run_gpu_bench(const bench_config& config, report& out) {
   // The segmented and batched scans (gpu_bench_segmented.cu): with the GPU default
   // operations, or --operations segmented.
   if (config.wants(operation::segmented_scan, gpu_default)) run_segmented_table(context);
+  // The selection table (gpu_bench_select.cu): with --operations select only.
+  if (config.wants(operation::copy_if, {})) run_select_table(context);
 }
 
 }  // namespace tally_bench

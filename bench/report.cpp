@@ -21,6 +21,10 @@ const char* operation_name(operation op) {
     case operation::segmented_reduce: return "segmented_reduce";
     case operation::batched_scan: return "batched_scan";
     case operation::copy_if: return "copy_if";
+    case operation::partition: return "partition";
+    case operation::unique: return "unique";
+    case operation::run_length_encode: return "run_length_encode";
+    case operation::reduce_by_key: return "reduce_by_key";
   }
   return "?";
 }

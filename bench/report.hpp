@@ -26,7 +26,11 @@ enum class operation {
   segmented_scan,
   segmented_reduce,
   batched_scan,
-  copy_if,  // stream compaction: n values read, the kept ones written
+  copy_if,            // stream compaction (select_if, select_flagged: the row's variant)
+  partition,          // stable two-way partition
+  unique,             // the first item of every run
+  run_length_encode,  // the first item and the length of every run
+  reduce_by_key,      // the first key and the reduction of every run of keys
 };
 
 const char* operation_name(operation op);
