@@ -18,4 +18,5 @@
 #include "tally/device/reduce.cuh"
 #include "tally/device/scan.cuh"
 #include "tally/device/segmented.cuh"
+#include "tally/device/select.cuh"
 #include "tally/device/textbook.cuh"

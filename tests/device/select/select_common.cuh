@@ -14,11 +14,12 @@
 
 namespace tally_test {
 
-// The tile of the compactions (8-byte counts) and of the run forms (16-byte states):
-// the size lists hit their edges.
-inline constexpr std::int64_t count_tile = tally::detail::single_pass::tile_items<std::int64_t>();
-inline constexpr std::int64_t run_tile =
-    tally::detail::single_pass::tile_items<tally::detail::select::run_state>();
+// The tiles of the compactions (32-bit counts below 2^32 items), of the run forms
+// (16-byte states) and of reduce_by_key: the size lists hit their edges.
+template <class Acc>
+inline constexpr std::int64_t program_tile = tally::detail::select::program_tuning<Acc>().tile_items();
+inline constexpr std::int64_t count_tile = program_tile<tally::detail::select::short_count_t>;
+inline constexpr std::int64_t run_tile = program_tile<tally::detail::select::run_state>;
 
 // Keeps about `percent` % of values: a hash of the value below the threshold.
 struct keep_percent {

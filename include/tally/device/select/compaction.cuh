@@ -72,7 +72,7 @@ struct compaction_input {
     const value_type x = in[i];
     return {x, keep(i, x)};
   }
-  TALLY_DEVICE TALLY_FORCEINLINE count_t value(std::int64_t, const payload_type& p) const {
+  TALLY_DEVICE TALLY_FORCEINLINE int value(std::int64_t, const payload_type& p) const {
     return p.keep ? 1 : 0;
   }
 };
@@ -83,21 +83,25 @@ struct compaction_output {
   Out out;
   std::int64_t* count;
   std::int64_t n;
+  template <class Count>
   TALLY_DEVICE TALLY_FORCEINLINE void store(std::int64_t i, const kept_item<T>& p,
-                                            count_t kept) const {
+                                            Count kept) const {
     if (p.keep) out[kept - 1] = p.x;
-    if (i == n - 1) *count = kept;
+    if (i == n - 1) *count = static_cast<std::int64_t>(kept);
   }
 };
 
 // keep(i, x) over n >= 1 items of in, the kept ones to out, their number to *count.
+// (The counts in 32 or 64 bits by n: with_count_type.)
 template <class In, class Out, class Keep, class Hook = single_pass::no_stall>
 void compact(const char* function, In in, Out out, std::int64_t n, Keep keep, std::int64_t* count,
              const options& o, Hook hook = {}) {
   using input = compaction_input<In, Keep>;
-  run<count_t>(function, input{in, keep},
-               compaction_output<Out, typename input::value_type>{out, count, n}, n, plus{}, o,
-               hook);
+  with_count_type(n, [&](auto c) {
+    run<decltype(c)>(function, input{in, keep},
+                     compaction_output<Out, typename input::value_type>{out, count, n}, n, plus{},
+                     o, hook);
+  });
 }
 
 }  // namespace tally::detail::select

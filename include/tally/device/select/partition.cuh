@@ -40,12 +40,13 @@ template <class Out, class T>
 struct partition_output {
   Out out;
   const std::int64_t* selected;  // S, counted before the scan
+  template <class Count>
   TALLY_DEVICE TALLY_FORCEINLINE void store(std::int64_t i, const kept_item<T>& p,
-                                            count_t kept) const {
+                                            Count kept) const {
     if (p.keep) {
       out[kept - 1] = p.x;
     } else {
-      out[*selected + i - kept] = p.x;
+      out[*selected + i - static_cast<std::int64_t>(kept)] = p.x;
     }
   }
 };
@@ -56,8 +57,10 @@ void partition_two_way(const char* function, In in, Out out, std::int64_t n, Pre
   tally::transform_reduce_into(in, n, count, std::int64_t{0}, plus{}, selection_count<Pred>{pred},
                                o);
   using input = compaction_input<In, by_value<Pred>>;
-  run<count_t>(function, input{in, by_value<Pred>{pred}},
-               partition_output<Out, typename input::value_type>{out, count}, n, plus{}, o);
+  with_count_type(n, [&](auto c) {
+    run<decltype(c)>(function, input{in, by_value<Pred>{pred}},
+                     partition_output<Out, typename input::value_type>{out, count}, n, plus{}, o);
+  });
 }
 
 template <class T>

@@ -10,10 +10,9 @@
 // state is the scans' tile descriptors (no n-sized scratch); the item that holds n - 1
 // writes the total count.
 //
-// The plan: the scans' tiles by ticket at the accumulator's default tuning (tiles of 3072
-// items for the 8-byte counts, single_pass/tile_pipeline.cuh), scalar loads in the
-// warp-striped layout. Where the pointer tricks of the plain scans do not apply (the
-// input is a program, not a pointer to the accumulator) this is the engine's one kernel.
+// The plan: the scans' tiles by ticket in the vectorised layout (program_tuning below).
+// The pointer paths of the plain scans (staged tiles, tiles by block, the pipelined
+// kernel) take pointers to the accumulator, which a program is not.
 #pragma once
 
 #include <cstdint>
@@ -32,8 +31,14 @@
 
 namespace tally::detail::select {
 
-// The accumulator of the compactions: kept items so far.
+// The accumulator of the compactions: kept items so far, in 32 bits where n allows (half
+// the registers of a tile's counts and a one-word descriptor: 32-bit counts ran 1.4x
+// faster at large n, docs/performance.md "Selection"), else in 64.
 using count_t = std::int64_t;
+using short_count_t = std::uint32_t;
+// The largest n counted in 32 bits: the padding of a partial last tile (copies of item
+// n - 1) may add up to a tile of counts past n, which must not wrap.
+inline constexpr std::int64_t short_count_max_n = 0xffffffffll - 0x10000;
 
 // The accumulator of the run-length forms: a count (of runs, or of runs longer than one)
 // and the start of the latest run (-1: no run starts in the range).
@@ -70,13 +75,76 @@ inline void check_select_options(const char* function, const options& o) {
   }
 }
 
+// The tiles of a selection: each lane holds runs of `vec` consecutive items (the tile
+// pipeline's vectorised layout, single_pass/tile_pipeline.cuh), so that a lane counts its
+// run serially and a warp scans once per `vec` items of a lane (in the scalar layout every
+// item is one step of a warp scan: shuffles would be most of the work). 4-byte counts:
+// 256 threads x 4 rows x 4 (tiles of 4096 items); 8-byte counts: 1 row of 8 (2048: two
+// rows would hold 2 blocks a SM); 16-byte states: 1 row of 8; wider ones 4 a lane. (The
+// measurements: docs/performance.md, "Selection".)
+template <class Acc>
+constexpr single_pass::single_pass_tuning program_tuning() {
+  if constexpr (sizeof(Acc) <= 4) {
+    return {256, 4, 4};
+  } else if constexpr (sizeof(Acc) <= 8) {
+    return {256, 1, 8};
+  } else if constexpr (sizeof(Acc) <= 16) {
+    return {256, 1, 8};
+  } else {
+    return {256, 1, 4};
+  }
+}
+
+// A program's input and output as the vectorised layout takes them: a run of Vec
+// consecutive items through the program's per-item calls (the loads of a lane's run hit
+// the lines its first load brought to L1).
+template <class Program, int Vec>
+struct program_input : Program {
+  static constexpr int vector_items = Vec;
+  template <int V, class Acc>
+  TALLY_DEVICE TALLY_FORCEINLINE void load(std::int64_t i, typename Program::payload_type (&p)[V],
+                                           Acc (&acc)[V]) const {
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+      p[k] = this->payload(i + k);
+      acc[k] = this->value(i + k, p[k]);
+    }
+  }
+  bool vector_ready() const { return true; }
+};
+template <class Program, int Vec>
+struct program_output : Program {
+  static constexpr int vector_items = Vec;
+  template <int V, class Payload, class Acc>
+  TALLY_DEVICE TALLY_FORCEINLINE void store(std::int64_t i, const Payload (&p)[V],
+                                            const Acc (&acc)[V]) const {
+#pragma unroll
+    for (int k = 0; k < V; ++k) Program::store(i + k, p[k], acc[k]);
+  }
+  using Program::store;
+  bool vector_ready() const { return true; }
+};
+
+// Runs f(count type) with the count type of n items: 32 bits up to short_count_max_n.
+template <class F>
+void with_count_type(std::int64_t n, F&& f) {
+  if (n <= short_count_max_n) {
+    f(short_count_t{});
+  } else {
+    f(count_t{});
+  }
+}
+
 // Runs one selection of n >= 1 items (arguments and options checked by the caller).
 // hook: the stall tests' (single_pass/tile_pipeline.cuh, no_stall).
-template <class Acc, class In, class Out, class Op, class Hook = single_pass::no_stall>
+template <class Acc, single_pass::single_pass_tuning Tune = program_tuning<Acc>(), class In,
+          class Out, class Op, class Hook = single_pass::no_stall>
 void run(const char* function, In in, Out out, std::int64_t n, Op op, const options& o,
          Hook hook = {}) {
-  single_pass::scan<decoupled_lookback::protocol, false, Acc>(
-      function, "", in, out, n, seed_value<Acc, false>{}, op, o, hook);
+  constexpr single_pass::single_pass_tuning tune = Tune;
+  single_pass::scan<decoupled_lookback::protocol, false, Acc, tune>(
+      function, "", program_input<In, tune.vec>{in}, program_output<Out, tune.vec>{out}, n,
+      seed_value<Acc, false>{}, op, o, hook);
 }
 
 // The host forms: run(count) with a device count, then wait for it and return it.

@@ -59,7 +59,7 @@ struct unique_input {
     const value_type x = in[i];
     return {x, i == 0 || !static_cast<bool>(equal(in[i - 1], x))};
   }
-  TALLY_DEVICE TALLY_FORCEINLINE count_t value(std::int64_t, const payload_type& p) const {
+  TALLY_DEVICE TALLY_FORCEINLINE int value(std::int64_t, const payload_type& p) const {
     return p.keep ? 1 : 0;
   }
 };
@@ -73,13 +73,14 @@ struct unique_by_key_output {
   ValuesOut values_out;
   std::int64_t* count;
   std::int64_t n;
+  template <class Count>
   TALLY_DEVICE TALLY_FORCEINLINE void store(std::int64_t i, const kept_item<K>& p,
-                                            count_t kept) const {
+                                            Count kept) const {
     if (p.keep) {
       keys_out[kept - 1] = p.x;
       values_out[kept - 1] = values[i];
     }
-    if (i == n - 1) *count = kept;
+    if (i == n - 1) *count = static_cast<std::int64_t>(kept);
   }
 };
 
@@ -164,8 +165,11 @@ template <class In, class Out, class Equal>
 void unique(const char* function, In in, Out out, std::int64_t n, Equal equal, std::int64_t* count,
             const options& o) {
   using input = unique_input<In, Equal>;
-  run<count_t>(function, input{in, equal},
-               compaction_output<Out, typename input::value_type>{out, count, n}, n, plus{}, o);
+  with_count_type(n, [&](auto c) {
+    run<decltype(c)>(function, input{in, equal},
+                     compaction_output<Out, typename input::value_type>{out, count, n}, n, plus{},
+                     o);
+  });
 }
 
 template <class Keys, class Values, class KeysOut, class ValuesOut, class Equal>
@@ -173,10 +177,12 @@ void unique_by_key(const char* function, Keys keys, Values values, KeysOut keys_
                    ValuesOut values_out, std::int64_t n, Equal equal, std::int64_t* count,
                    const options& o) {
   using input = unique_input<Keys, Equal>;
-  run<count_t>(function, input{keys, equal},
-               unique_by_key_output<KeysOut, Values, ValuesOut, typename input::value_type>{
-                   keys_out, values, values_out, count, n},
-               n, plus{}, o);
+  with_count_type(n, [&](auto c) {
+    run<decltype(c)>(function, input{keys, equal},
+                     unique_by_key_output<KeysOut, Values, ValuesOut, typename input::value_type>{
+                         keys_out, values, values_out, count, n},
+                     n, plus{}, o);
+  });
 }
 
 template <class In, class UniqueOut, class CountsOut, class Equal>

@@ -204,7 +204,8 @@ TALLY_DEVICE TALLY_FORCEINLINE void store_vector(const Out& out, std::int64_t i,
 //   output  void store(std::int64_t i, const P& p, const Acc& scanned) const;  (i < n)
 // and, for the vectorised layout (vector_items as above), the same for Vec consecutive
 // items: in.load<Vec>(i, P (&)[Vec], Acc (&)[Vec]), out.store<Vec>(i, const P (&)[Vec],
-// const Acc (&)[Vec]). The payload is read once, so an output may overwrite the input
+// const Acc (&)[Vec]), and vector_ready() always true: a program with these hooks runs
+// the vectorised layout only (launch_layout). The payload is read once, so an output may overwrite the input
 // (the scan's tiles read all their items before they publish anything). Programs run
 // tiles by ticket, never staged: their input is not a pointer to Acc.
 template <class In>
@@ -887,10 +888,14 @@ void launch_layout(const char* function, In in, Out out, std::int64_t n, std::in
       return;
     }
   }
-  launch_ticket_kernel(single_pass_kernel<Protocol, Tune.block_threads, Tune.rows, Tune.vec, false,
-                                          staging::none, Deterministic, Exclusive, false, Acc, In,
-                                          Out, Op, Hook, Lines>,
-                       "launch of single_pass_kernel");
+  // (A tile program with vector hooks always takes the vectorised layout: its runs of
+  // items need no alignment, so no scalar kernel is compiled for it.)
+  if constexpr (!(tile_program<In> && vector_iterators)) {
+    launch_ticket_kernel(single_pass_kernel<Protocol, Tune.block_threads, Tune.rows, Tune.vec,
+                                            false, staging::none, Deterministic, Exclusive, false,
+                                            Acc, In, Out, Op, Hook, Lines>,
+                         "launch of single_pass_kernel");
+  }
 }
 
 // Calls launch(std::bool_constant<Deterministic>{}) with the kernel to take: the
