@@ -10,7 +10,8 @@
 // state is the scans' tile descriptors (no n-sized scratch); the item that holds n - 1
 // writes the total count.
 //
-// The plan: the scans' tiles by ticket in the vectorised layout (program_tuning below).
+// The plan: the scans' tiles by ticket in the vectorised layout (program_tuning below),
+// with shorter look-back pauses (select_protocol).
 // The pointer paths of the plain scans (staged tiles, tiles by block, the pipelined
 // kernel) take pointers to the accumulator, which a program is not.
 #pragma once
@@ -32,7 +33,7 @@
 namespace tally::detail::select {
 
 // The accumulator of the compactions: kept items so far, in 32 bits where n allows (half
-// the registers of a tile's counts and a one-word descriptor: 32-bit counts ran 1.4x
+// the registers of a tile's counts and a one-word descriptor: 32-bit counts ran 1.6x
 // faster at large n, docs/performance.md "Selection"), else in 64.
 using count_t = std::int64_t;
 using short_count_t = std::uint32_t;
@@ -95,6 +96,16 @@ constexpr single_pass::single_pass_tuning program_tuning() {
   }
 }
 
+// The look-back of the selections: the scans' protocol (single_pass/decoupled_lookback.cuh)
+// with shorter pauses. A selection's tile has fewer items than a scan's and its blocks
+// are fewer a SM (their registers hold payloads and counts), so predecessors publish
+// sooner and an SM has less to do while a tile sleeps: 300 ns before the first poll and
+// 150 between polls took 10% less time than the scans' 1200 and 600 at 2^24-2^28
+// (docs/performance.md, "Selection").
+using select_protocol =
+    decoupled_lookback::basic_protocol<1, 4, decoupled_lookback::delays<300, 150>,
+                                       thresholds.lookback_eager_tiles>;
+
 // A program's input and output as the vectorised layout takes them: a run of Vec
 // consecutive items through the program's per-item calls (the loads of a lane's run hit
 // the lines its first load brought to L1).
@@ -142,7 +153,7 @@ template <class Acc, single_pass::single_pass_tuning Tune = program_tuning<Acc>(
 void run(const char* function, In in, Out out, std::int64_t n, Op op, const options& o,
          Hook hook = {}) {
   constexpr single_pass::single_pass_tuning tune = Tune;
-  single_pass::scan<decoupled_lookback::protocol, false, Acc, tune>(
+  single_pass::scan<select_protocol, false, Acc, tune>(
       function, "", program_input<In, tune.vec>{in}, program_output<Out, tune.vec>{out}, n,
       seed_value<Acc, false>{}, op, o, hook);
 }
