@@ -19,7 +19,7 @@ namespace tally_test {
 template <class Acc>
 inline constexpr std::int64_t program_tile = tally::detail::select::program_tuning<Acc>().tile_items();
 inline constexpr std::int64_t count_tile = program_tile<tally::detail::select::short_count_t>;
-inline constexpr std::int64_t run_tile = program_tile<tally::detail::select::run_state>;
+inline constexpr std::int64_t run_tile = program_tile<tally::detail::select::run_state<tally::detail::select::short_count_t>>;
 
 // Keeps about `percent` % of values: a hash of the value below the threshold.
 struct keep_percent {

@@ -317,7 +317,7 @@ struct widen {
 
 TEST(Select, ReduceByKey) {
   const std::int64_t max_n = quick() ? (std::int64_t{1} << 17) : (std::int64_t{1} << 22);
-  const auto ns = sizes(program_tile<tally::detail::select::keyed<std::int64_t>>, max_n);
+  const auto ns = sizes(program_tile<tally::detail::select::keyed<std::int64_t, tally::detail::select::short_count_t>>, max_n);
   const std::size_t cap = static_cast<std::size_t>(max_n) + 1;
   device_buffer<std::uint32_t> keys_out(cap);
   device_buffer<std::int64_t> sums_out(cap);

@@ -26,7 +26,7 @@ TEST(SelectContract, Stalls) {
   device_buffer<std::uint32_t> in(h), out(h.size() + 1);
   device_count_slot count;
 
-  const std::int64_t rn = tiles * program_tile<sel::keyed<std::uint32_t>> - 3;
+  const std::int64_t rn = tiles * program_tile<sel::keyed<std::uint32_t, sel::short_count_t>> - 3;
   const auto k = random_runs(static_cast<std::size_t>(rn), 9, 22);
   const auto v = random_u32(static_cast<std::size_t>(rn), 23);
   std::vector<std::uint32_t> wk, wv;

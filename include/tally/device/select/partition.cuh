@@ -69,7 +69,7 @@ struct sorted_item {
   unsigned char bucket;  // 0: first, 1: second, 2: rest
 };
 
-template <class In, class Pred1, class Pred2>
+template <class C, class In, class Pred1, class Pred2>
 struct three_way_input {
   using value_type = std::remove_cvref_t<input_value_t<In>>;
   using payload_type = sorted_item<value_type>;
@@ -82,8 +82,8 @@ struct three_way_input {
         static_cast<bool>(pred1(x)) ? 0 : (static_cast<bool>(pred2(x)) ? 1 : 2);
     return {x, bucket};
   }
-  TALLY_DEVICE TALLY_FORCEINLINE two_counts value(std::int64_t, const payload_type& p) const {
-    return {p.bucket == 0 ? 1 : 0, p.bucket == 1 ? 1 : 0};
+  TALLY_DEVICE TALLY_FORCEINLINE two_counts<C> value(std::int64_t, const payload_type& p) const {
+    return {static_cast<C>(p.bucket == 0 ? 1 : 0), static_cast<C>(p.bucket == 1 ? 1 : 0)};
   }
 };
 
@@ -94,16 +94,19 @@ struct three_way_output {
   Out3 rest;
   three_way_result* count;
   std::int64_t n;
+  template <class C>
   TALLY_DEVICE TALLY_FORCEINLINE void store(std::int64_t i, const sorted_item<T>& p,
-                                            const two_counts& c) const {
+                                            const two_counts<C>& c) const {
+    const auto f = static_cast<std::int64_t>(c.first);
+    const auto s = static_cast<std::int64_t>(c.second);
     if (p.bucket == 0) {
-      first[c.first - 1] = p.x;
+      first[f - 1] = p.x;
     } else if (p.bucket == 1) {
-      second[c.second - 1] = p.x;
+      second[s - 1] = p.x;
     } else {
-      rest[i - c.first - c.second] = p.x;
+      rest[i - f - s] = p.x;
     }
-    if (i == n - 1) *count = three_way_result{c.first, c.second, n - c.first - c.second};
+    if (i == n - 1) *count = three_way_result{f, s, n - f - s};
   }
 };
 
@@ -111,11 +114,14 @@ template <class In, class Out1, class Out2, class Out3, class Pred1, class Pred2
 void partition_three(const char* function, In in, Out1 first, Out2 second, Out3 rest,
                      std::int64_t n, Pred1 pred1, Pred2 pred2, three_way_result* count,
                      const options& o) {
-  using input = three_way_input<In, Pred1, Pred2>;
-  run<two_counts>(function, input{in, pred1, pred2},
-                  three_way_output<Out1, Out2, Out3, typename input::value_type>{first, second,
-                                                                                 rest, count, n},
-                  n, two_counts_plus{}, o);
+  with_count_type(n, [&](auto c) {
+    using C = decltype(c);
+    using input = three_way_input<C, In, Pred1, Pred2>;
+    run<two_counts<C>>(function, input{in, pred1, pred2},
+                       three_way_output<Out1, Out2, Out3, typename input::value_type>{
+                           first, second, rest, count, n},
+                       n, two_counts_plus{}, o);
+  });
 }
 
 }  // namespace tally::detail::select

@@ -42,26 +42,32 @@ using short_count_t = std::uint32_t;
 inline constexpr std::int64_t short_count_max_n = 0xffffffffll - 0x10000;
 
 // The accumulator of the run-length forms: a count (of runs, or of runs longer than one)
-// and the start of the latest run (-1: no run starts in the range).
+// and the start of the latest run (`none`: no run starts in the range), in the count type
+// of the call (with_count_type below).
+template <class C>
 struct run_state {
-  std::int64_t count;
-  std::int64_t start;
+  static constexpr C none = static_cast<C>(-1);
+  C count;
+  C start;
 };
 struct run_op {
-  TALLY_HOST_DEVICE run_state operator()(const run_state& a, const run_state& b) const {
-    return {a.count + b.count, b.start >= 0 ? b.start : a.start};
+  template <class C>
+  TALLY_HOST_DEVICE run_state<C> operator()(const run_state<C>& a, const run_state<C>& b) const {
+    return {static_cast<C>(a.count + b.count), b.start != run_state<C>::none ? b.start : a.start};
   }
 };
 
 // The accumulator of the three-way partition: items sent to the first and to the second
 // output so far.
+template <class C>
 struct two_counts {
-  std::int64_t first;
-  std::int64_t second;
+  C first;
+  C second;
 };
 struct two_counts_plus {
-  TALLY_HOST_DEVICE two_counts operator()(const two_counts& a, const two_counts& b) const {
-    return {a.first + b.first, a.second + b.second};
+  template <class C>
+  TALLY_HOST_DEVICE two_counts<C> operator()(const two_counts<C>& a, const two_counts<C>& b) const {
+    return {static_cast<C>(a.first + b.first), static_cast<C>(a.second + b.second)};
   }
 };
 
@@ -201,8 +207,8 @@ void check_count_pointer(const char* function, const device_count<Count>& c) {
 
 namespace tally::detail::single_pass {
 // counts are integers: exact in any association (no deterministic kernel of their own)
-template <>
-struct exact_values<select::run_state> : std::true_type {};
-template <>
-struct exact_values<select::two_counts> : std::true_type {};
+template <class C>
+struct exact_values<select::run_state<C>> : std::true_type {};
+template <class C>
+struct exact_values<select::two_counts<C>> : std::true_type {};
 }  // namespace tally::detail::single_pass

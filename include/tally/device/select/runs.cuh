@@ -7,7 +7,7 @@
 // (they are in the same or the adjacent cache lines).
 //   unique, unique_by_key  a compaction of the heads (select/compaction.cuh's counts).
 //   run_length_encode      the scan carries run_state{runs so far, start of the latest
-//                          run} (select/program_scan.cuh): a head stores its item to
+//                          run} (select/program_scan.cuh; 32-bit below 2^32 items): a head stores its item to
 //                          unique_out[runs - 1], an end stores i - start + 1 to
 //                          counts_out[runs - 1].
 //   non_trivial_runs       the same with count = runs of more than one item so far,
@@ -91,7 +91,7 @@ struct run_item {
   bool end;
 };
 
-template <class In, class Equal>
+template <class C, class In, class Equal>
 struct run_length_input {
   using value_type = std::remove_cvref_t<input_value_t<In>>;
   using payload_type = run_item<value_type>;
@@ -103,8 +103,8 @@ struct run_length_input {
     return {x, i == 0 || !static_cast<bool>(equal(in[i - 1], x)),
             i == n - 1 || !static_cast<bool>(equal(x, in[i + 1]))};
   }
-  TALLY_DEVICE TALLY_FORCEINLINE run_state value(std::int64_t i, const payload_type& p) const {
-    return p.head ? run_state{1, i} : run_state{0, -1};
+  TALLY_DEVICE TALLY_FORCEINLINE run_state<C> value(std::int64_t i, const payload_type& p) const {
+    return p.head ? run_state<C>{1, static_cast<C>(i)} : run_state<C>{0, run_state<C>::none};
   }
 };
 
@@ -114,11 +114,15 @@ struct run_length_output {
   CountsOut counts_out;
   std::int64_t* count;
   std::int64_t n;
+  template <class C>
   TALLY_DEVICE TALLY_FORCEINLINE void store(std::int64_t i, const run_item<T>& p,
-                                            const run_state& s) const {
+                                            const run_state<C>& s) const {
     if (p.head) unique_out[s.count - 1] = p.x;
-    if (p.end) counts_out[s.count - 1] = static_cast<stored_count_t<CountsOut>>(i - s.start + 1);
-    if (i == n - 1) *count = s.count;
+    if (p.end) {
+      counts_out[s.count - 1] =
+          static_cast<stored_count_t<CountsOut>>(i - static_cast<std::int64_t>(s.start) + 1);
+    }
+    if (i == n - 1) *count = static_cast<std::int64_t>(s.count);
   }
 };
 
@@ -128,7 +132,7 @@ struct run_marks {
   bool end;
 };
 
-template <class In, class Equal>
+template <class C, class In, class Equal>
 struct non_trivial_input {
   using payload_type = run_marks;
   In in;
@@ -140,8 +144,8 @@ struct non_trivial_input {
     const bool end = i == n - 1 || !static_cast<bool>(equal(in[i], in[i + 1]));
     return {head, second, end};
   }
-  TALLY_DEVICE TALLY_FORCEINLINE run_state value(std::int64_t i, const run_marks& p) const {
-    return {p.second ? 1 : 0, p.head ? i : -1};
+  TALLY_DEVICE TALLY_FORCEINLINE run_state<C> value(std::int64_t i, const run_marks& p) const {
+    return {static_cast<C>(p.second ? 1 : 0), p.head ? static_cast<C>(i) : run_state<C>::none};
   }
 };
 
@@ -151,13 +155,15 @@ struct non_trivial_output {
   LengthsOut lengths_out;
   std::int64_t* count;
   std::int64_t n;
+  template <class C>
   TALLY_DEVICE TALLY_FORCEINLINE void store(std::int64_t i, const run_marks& p,
-                                            const run_state& s) const {
-    if (p.end && i > s.start) {
-      offsets_out[s.count - 1] = static_cast<stored_count_t<OffsetsOut>>(s.start);
-      lengths_out[s.count - 1] = static_cast<stored_count_t<LengthsOut>>(i - s.start + 1);
+                                            const run_state<C>& s) const {
+    const auto start = static_cast<std::int64_t>(s.start);
+    if (p.end && i > start) {
+      offsets_out[s.count - 1] = static_cast<stored_count_t<OffsetsOut>>(start);
+      lengths_out[s.count - 1] = static_cast<stored_count_t<LengthsOut>>(i - start + 1);
     }
-    if (i == n - 1) *count = s.count;
+    if (i == n - 1) *count = static_cast<std::int64_t>(s.count);
   }
 };
 
@@ -188,19 +194,25 @@ void unique_by_key(const char* function, Keys keys, Values values, KeysOut keys_
 template <class In, class UniqueOut, class CountsOut, class Equal>
 void run_length_encode(const char* function, In in, UniqueOut unique_out, CountsOut counts_out,
                        std::int64_t n, Equal equal, std::int64_t* count, const options& o) {
-  using input = run_length_input<In, Equal>;
-  run<run_state>(function, input{in, equal, n},
-                 run_length_output<UniqueOut, CountsOut, typename input::value_type>{
-                     unique_out, counts_out, count, n},
-                 n, run_op{}, o);
+  with_count_type(n, [&](auto c) {
+    using C = decltype(c);
+    using input = run_length_input<C, In, Equal>;
+    run<run_state<C>>(function, input{in, equal, n},
+                      run_length_output<UniqueOut, CountsOut, typename input::value_type>{
+                          unique_out, counts_out, count, n},
+                      n, run_op{}, o);
+  });
 }
 
 template <class In, class OffsetsOut, class LengthsOut, class Equal>
 void non_trivial_runs(const char* function, In in, OffsetsOut offsets_out, LengthsOut lengths_out,
                       std::int64_t n, Equal equal, std::int64_t* count, const options& o) {
-  run<run_state>(function, non_trivial_input<In, Equal>{in, equal, n},
-                 non_trivial_output<OffsetsOut, LengthsOut>{offsets_out, lengths_out, count, n}, n,
-                 run_op{}, o);
+  with_count_type(n, [&](auto c) {
+    using C = decltype(c);
+    run<run_state<C>>(function, non_trivial_input<C, In, Equal>{in, equal, n},
+                      non_trivial_output<OffsetsOut, LengthsOut>{offsets_out, lengths_out, count, n},
+                      n, run_op{}, o);
+  });
 }
 
 }  // namespace tally::detail::select
