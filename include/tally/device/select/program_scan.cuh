@@ -85,16 +85,17 @@ inline void check_select_options(const char* function, const options& o) {
 // The tiles of a selection: each lane holds runs of `vec` consecutive items (the tile
 // pipeline's vectorised layout, single_pass/tile_pipeline.cuh), so that a lane counts its
 // run serially and a warp scans once per `vec` items of a lane (in the scalar layout every
-// item is one step of a warp scan: shuffles would be most of the work). 4-byte counts:
-// 256 threads x 4 rows x 4 (tiles of 4096 items); 8-byte counts: 1 row of 8 (2048: two
-// rows would hold 2 blocks a SM); 16-byte states: 1 row of 8; wider ones 4 a lane. (The
-// measurements: docs/performance.md, "Selection".)
+// item is one step of a warp scan: shuffles would be most of the work). Accumulators of up
+// to 8 bytes (32-bit counts, the 32-bit run states): 256 threads x 4 rows x 4, tiles of
+// 4096 items; 64-bit counts (more than 2^32 items) 1 row of 8 (2048: more rows would hold
+// 2 blocks a SM); 16-byte states 1 row of 8; wider ones 4 a lane. (The measurements:
+// docs/performance.md, "Selection".)
 template <class Acc>
 constexpr single_pass::single_pass_tuning program_tuning() {
-  if constexpr (sizeof(Acc) <= 4) {
-    return {256, 4, 4};
-  } else if constexpr (sizeof(Acc) <= 8) {
+  if constexpr (std::is_same_v<Acc, count_t>) {
     return {256, 1, 8};
+  } else if constexpr (sizeof(Acc) <= 8) {
+    return {256, 4, 4};
   } else if constexpr (sizeof(Acc) <= 16) {
     return {256, 1, 8};
   } else {
