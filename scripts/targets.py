@@ -4,8 +4,8 @@
     scripts/targets.py results/bench.csv [more.csv ...]
 
 Reads the GPU rows of one or more CSVs written by `tally-bench --csv` (a quick run, a
-sweep, the segmented table: their rows are pooled), and prints for each target of
-issues 4, 5 and 6 which rows it covers, the worst of them, and whether every one meets
+sweep, the segmented table, the select table: their rows are pooled), and prints for each
+target of issues 4, 5, 6 and 66 which rows it covers, the worst of them, and whether every one meets
 it. A target with no rows in the CSVs says so; nothing is inferred from other sizes.
 
 The targets are the issues' own words, written down once here (TARGETS below):
@@ -22,6 +22,11 @@ The targets are the issues' own words, written down once here (TARGETS below):
      the copy of the values, every segment length; by keys at most 1.4x the copy and at
      least 1.5x CUB's InclusiveSumByKey; batched scans of the five shapes along either
      axis at most 1.25x the copy of the values.
+  66 the selection family (`--operations select`: tally::copy_if, copy_flagged, partition,
+     unique, run_length_encode, reduce_by_key): at 2^28 at least 85% of the bytes-moved
+     floor (the row's `copy (same bytes)`: a copy of the bytes it reads and writes); at
+     least 1.4x CUB at 2^28 for select_if 50%, partition and run_length_encode; at n <= 2^20
+     at most 1.3x the floor's time; never slower than CUB from 2^10 to 2^30.
 
 "x the copy" is the row's median over the copy's median of the same type and n in the
 same CSV (for a reduce, a copy of the same n elements, as issue 5 says); "x CUB" is the
@@ -71,6 +76,20 @@ def pct_copy(r, copies):
     return None if x is None else 100.0 / x
 
 
+def floor_ratio(r, copies):
+    """A select row's time over its case's floor copy: the `copy (same bytes)` row written
+    just before the case's rows (report() links them: `_floor`)."""
+    c = r.get("_floor")
+    if c is None:
+        return None
+    return float(r["median_s"]) / float(c["median_s"])
+
+
+def pct_floor(r, copies):
+    x = floor_ratio(r, copies)
+    return None if x is None else 100.0 / x
+
+
 def vs_cub(r, copies):
     return float(r["speedup_vs_peer"]) if r["speedup_vs_peer"] else None
 
@@ -100,6 +119,19 @@ def issue6(impls, operation):
 
 def in_range(r, lo, hi):
     return (1 << lo) <= int(r["n"]) <= (1 << hi)
+
+
+SELECT_OPERATIONS = ("copy_if", "partition", "unique", "run_length_encode", "reduce_by_key")
+
+
+def select_rows(r):
+    return r["operation"] in SELECT_OPERATIONS and r["impl"].startswith("tally::")
+
+
+def select_headline(r):
+    """select_if 50%, partition and run_length_encode: the cases issue 66 wants 1.4x CUB on."""
+    return select_rows(r) and (r.get("variant") in ("select_if 50%", "partition 50%")
+                               or r["operation"] == "run_length_encode")
 
 
 auto = plain_scan("tally/automatic")
@@ -138,6 +170,14 @@ TARGETS = [
     Target(6, "batched, the five shapes along either axis: at most 1.25x the copy",
            lambda r: issue6(("tally::inclusive_scan_batched",), "batched_scan")(r)
            and r.get("variant", "") in BATCHED_SHAPES, copy_ratio, "x copy", 1.25, True),
+    Target(66, "selection, n = 2^28: at least 85% of the bytes-moved floor",
+           lambda r: select_rows(r) and int(r["n"]) == 1 << 28, pct_floor, "% floor", 85.0, False),
+    Target(66, "select_if 50%, partition, run_length_encode at 2^28: at least 1.4x CUB",
+           lambda r: select_headline(r) and int(r["n"]) == 1 << 28, vs_cub, "x CUB", 1.4, False),
+    Target(66, "selection, n <= 2^20: at most 1.3x the floor's time",
+           lambda r: select_rows(r) and int(r["n"]) <= 1 << 20, floor_ratio, "x floor", 1.3, True),
+    Target(66, "selection, every n from 2^10 to 2^30: never slower than CUB",
+           lambda r: select_rows(r) and in_range(r, 10, 30), vs_cub, "x CUB", 1.0, False),
 ]
 
 
@@ -234,7 +274,7 @@ def judge(t, copies):
 def fmt(v, unit):
     if v is None:
         return "?"
-    return f"{v:.1f}%" if unit == "% copy" else f"{v:.3f}x"
+    return f"{v:.1f}%" if unit in ("% copy", "% floor") else f"{v:.3f}x"
 
 
 def report(rows, files, out, show=8):
@@ -246,6 +286,16 @@ def report(rows, files, out, show=8):
     for r in rows:
         if r["operation"] == "copy" and r["impl"] == "cudaMemcpyAsync":
             copies.setdefault((r["_file"], r["type"], int(r["n"])), r)
+    # the select table writes each case's floor copy, then its CUB and tally rows (cases of
+    # one variant, such as unique and run_length_encode on the same runs, have floors of
+    # their own): each select row takes the latest floor of its file, type, n and variant
+    floors = {}
+    for r in rows:
+        key = (r["_file"], r["type"], r["n"], r.get("variant") or "")
+        if r["operation"] == "copy" and r["impl"] == "copy (same bytes)":
+            floors[key] = r
+        elif r["operation"] in SELECT_OPERATIONS and key in floors:
+            r["_floor"] = floors[key]
     rows_by_case = {case(r): r for r in rows}
     out.write(f"device: {', '.join(devices) or '(no GPU rows)'}\n")
     summary = {}

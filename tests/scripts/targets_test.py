@@ -115,6 +115,31 @@ class TargetsTest(unittest.TestCase):
         self.assertIn("MISSED by 1 of 2 rows", small)
         self.assertIn("1.300x  float plus reduce 2^20", small)
 
+    def test_select_rows_take_the_floor_written_before_them(self):
+        # two cases of one variant (unique, run_length_encode on the same runs), each with
+        # its own floor copy written just before its CUB and tally rows
+        n, k28 = 1 << 20, 1 << 28
+        floor = lambda us, variant: row("copy", "uint32", n, "copy (same bytes)", us, op="-", variant=variant)
+        path = self.write("a.csv", [
+            floor(4.0, "runs U[1,7]"),
+            row("unique", "uint32", n, "cub::DeviceSelect::Unique", 9.0, variant="runs U[1,7]"),
+            row("unique", "uint32", n, "tally::unique", 5.0, 1.8, op="equal", variant="runs U[1,7]"),
+            floor(6.0, "runs U[1,7]"),
+            row("run_length_encode", "uint32", n, "tally::run_length_encode", 7.2, 1.4, op="equal",
+                variant="runs U[1,7]"),
+            row("copy", "uint32", k28, "copy (same bytes)", 400.0, op="-", variant="select_if 50%"),
+            row("copy_if", "uint32", k28, "tally::copy_if", 500.0, 1.5, op="pred", variant="select_if 50%"),
+        ])
+        summary, text = self.run_report(path)
+        small = self.section(text, "selection, n <= 2^20")
+        # 5.0 / 4.0 = 1.25 (met), 7.2 / 6.0 = 1.2 (met; against unique's floor it would be 1.8)
+        self.assertIn("met by 2 of 2 rows", small)
+        top = self.section(text, "selection, n = 2^28")
+        self.assertIn("MISSED by 1 of 1 rows", top)  # 400 / 500 = 80% of the floor
+        self.assertIn("80.0%", top)
+        self.assertIn("met by 1 of 1 rows", self.section(text, "select_if 50%, partition"))
+        self.assertEqual(summary[66], ["MISSED", "met", "met", "met"])
+
     def test_segmented_floors(self):
         n = 1 << 26
         path = self.write("a.csv", [
