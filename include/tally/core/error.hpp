@@ -2,6 +2,8 @@
 //
 //   tally::error            a CUDA call failed; code() is the cudaError_t value.
 //   std::invalid_argument   a bad argument; the message names the function and argument.
+//   tally::throw_argument_error, require_count, require_pointer: the argument checks, for
+//                           code built on tally (device pointers: device/arguments.cuh).
 // Library code never prints and never exits.
 #pragma once
 
@@ -46,4 +48,21 @@ void check_pointer(const char* function, const char* argument, const It& it, std
 }
 
 }  // namespace detail
+
+// The same checks for code built on tally's calls (tally/algorithms/ uses them), with the
+// messages of tally's own: "tally::<function>: argument '<argument>' <why>".
+[[noreturn]] inline void throw_argument_error(const char* function, const char* argument,
+                                              const std::string& why) {
+  detail::throw_invalid(function, argument, why);
+}
+// `n` must be >= 0.
+inline void require_count(const char* function, const char* argument, std::int64_t n) {
+  if (n < 0) throw_argument_error(function, argument, "must be >= 0, got " + std::to_string(n));
+}
+// A raw pointer must not be null when it has elements (iterators are not checked).
+template <class It>
+void require_pointer(const char* function, const char* argument, const It& it, std::int64_t n) {
+  detail::check_pointer(function, argument, it, n);
+}
+
 }  // namespace tally

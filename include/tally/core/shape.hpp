@@ -1,5 +1,11 @@
 // tally/core/shape.hpp -- the argument checks of the batched scans (CPU and GPU): an N-d
 // shape and an axis to the (outer, len, inner) view of the scanned axis.
+//
+//   tally::axis_view v = tally::check_shape(function, shape, axis);
+//       for code built on the batched scans (tally/algorithms/): the same checks and
+//       messages as tally's own calls; a shape with a zero extent gives {0, 0, 0}.
+//       Element (o, k, j) of the view (o < outer, k < len along the axis, j < inner) is
+//       element (o * len + k) * inner + j of the row-major array; its line is o * inner + j.
 #pragma once
 
 #include <cstdint>
@@ -56,3 +62,10 @@ inline void check_matrix(const char* fn, std::int64_t rows, std::int64_t cols, i
 }
 
 }  // namespace tally::detail
+
+namespace tally {
+using detail::axis_view;
+inline axis_view check_shape(const char* function, std::span<const std::int64_t> shape, int axis) {
+  return detail::checked_shape(function, shape, axis);
+}
+}  // namespace tally

@@ -8,9 +8,12 @@
 // The function object must be callable on the device (__host__ __device__: the value
 // type is deduced in host code, which an extended __device__ lambda does not allow).
 // Any random-access input works as the base: a device pointer, another tally or Thrust
-// iterator. Only reading is supported.
+// iterator. Only reading is supported. Over a random-access base with a default-
+// constructible, copy-assignable function object (a struct, or a lambda without
+// captures) it satisfies std::random_access_iterator, so the CPU backend takes it too.
 #pragma once
 
+#include <compare>
 #include <cstddef>
 #include <iterator>
 #include <type_traits>
@@ -28,6 +31,7 @@ class transform_iterator {
   using pointer = void;
   using iterator_category = std::random_access_iterator_tag;
 
+  transform_iterator() = default;
   TALLY_HOST_DEVICE transform_iterator(It it, F f) : it_(it), f_(f) {}
 
   TALLY_HOST_DEVICE value_type operator[](difference_type i) const { return f_(it_[i]); }
@@ -39,18 +43,41 @@ class transform_iterator {
     it_ += d;
     return *this;
   }
+  TALLY_HOST_DEVICE transform_iterator& operator-=(difference_type d) {
+    it_ -= d;
+    return *this;
+  }
   TALLY_HOST_DEVICE transform_iterator& operator++() { return *this += 1; }
+  TALLY_HOST_DEVICE transform_iterator& operator--() { return *this -= 1; }
+  TALLY_HOST_DEVICE transform_iterator operator++(int) {
+    transform_iterator before = *this;
+    ++*this;
+    return before;
+  }
+  TALLY_HOST_DEVICE transform_iterator operator--(int) {
+    transform_iterator before = *this;
+    --*this;
+    return before;
+  }
+  TALLY_HOST_DEVICE friend transform_iterator operator+(difference_type d,
+                                                        const transform_iterator& t) {
+    return t + d;
+  }
+  TALLY_HOST_DEVICE transform_iterator operator-(difference_type d) const {
+    return transform_iterator(it_ - d, f_);
+  }
   TALLY_HOST_DEVICE difference_type operator-(const transform_iterator& o) const {
     return static_cast<difference_type>(it_ - o.it_);
   }
   TALLY_HOST_DEVICE bool operator==(const transform_iterator& o) const { return it_ == o.it_; }
+  TALLY_HOST_DEVICE auto operator<=>(const transform_iterator& o) const { return it_ <=> o.it_; }
 
   TALLY_HOST_DEVICE It base() const { return it_; }
   TALLY_HOST_DEVICE const F& function() const { return f_; }
 
  private:
-  It it_;
-  F f_;
+  It it_{};
+  F f_{};
 };
 
 template <class It, class F>
