@@ -191,6 +191,33 @@ TALLY_DEVICE TALLY_FORCEINLINE void store_vector(const Out& out, std::int64_t i,
   }
 }
 
+// ---- scalar runs ---------------------------------------------------------------------------------
+// An input without vector accesses (a transform of the index, a pointer to another type
+// than Acc) yields one item at a time. In the striped layout every item of a lane is then
+// a row of its own (vec = 1), and every row costs a warp-wide scan: rows * Vec warp scans
+// a thread instead of rows. So such an input, with any output that has no vector accesses
+// of its own (a pointer, a store_iterator), runs the vectorised layout through these
+// adapters, which serve each lane's Vec consecutive items with Vec scalar accesses: a
+// lane-serial scan of Vec items and one warp scan per row, as for vectors. A warp's
+// accesses then stride by Vec items, and the L1 cache serves the lines they share.
+template <class It, int Vec>
+struct scalar_runs {
+  It it;
+  static constexpr int vector_items = Vec;
+  bool vector_ready() const { return true; }  // scalar accesses need no alignment
+  TALLY_DEVICE TALLY_FORCEINLINE decltype(auto) operator[](std::int64_t i) const { return it[i]; }
+  template <int V, class Acc>
+  TALLY_DEVICE TALLY_FORCEINLINE void load(std::int64_t i, Acc (&items)[V]) const {
+#pragma unroll
+    for (int k = 0; k < V; ++k) items[k] = static_cast<Acc>(it[i + k]);
+  }
+  template <int V, class Acc>
+  TALLY_DEVICE TALLY_FORCEINLINE void store(std::int64_t i, const Acc (&items)[V]) const {
+#pragma unroll
+    for (int k = 0; k < V; ++k) it[i + k] = items[k];
+  }
+};
+
 // ---- tile programs --------------------------------------------------------------------------
 // The kernel scans what its input yields and stores what the scan gives. An input may
 // instead be a TILE PROGRAM, which lets the same kernel run an operation that has a scan
@@ -840,13 +867,15 @@ void launch_layout(const char* function, In in, Out out, std::int64_t n, std::in
   // ticket: dependent_launch.cuh), which overlaps the two launches.
   const bool after_clear = state.unzeroed && !by_block;
   if (after_clear) state.unzeroed = false;
-  const auto launch_ticket_kernel = [&](auto kernel, const char* what) {
+  const auto launch_ticket_kernel = [&](auto kernel, auto kernel_in, auto kernel_out) {
+    constexpr const char* what = "launch of single_pass_kernel";
     if (after_clear) {
       launch_after_clear(function, what, state.header, state_bytes<Acc>(tiles), dim3(grid),
-                         dim3(Tune.block_threads), 0, stream, kernel, in, out, n, tiles, seed, op,
-                         state, hook, lines);
+                         dim3(Tune.block_threads), 0, stream, kernel, kernel_in, kernel_out, n,
+                         tiles, seed, op, state, hook, lines);
     } else {
-      kernel<<<grid, Tune.block_threads, 0, stream>>>(in, out, n, tiles, seed, op, state, hook, lines);
+      kernel<<<grid, Tune.block_threads, 0, stream>>>(kernel_in, kernel_out, n, tiles, seed, op,
+                                                       state, hook, lines);
       cuda_check(cudaGetLastError(), function, what);
     }
   };
@@ -866,35 +895,48 @@ void launch_layout(const char* function, In in, Out out, std::int64_t n, std::in
   }
   // Pointers to Acc itself, both 16-byte aligned, are read and written with 16-byte
   // vectors through a staged tile, and vector iterators of the tuning's Vec that say
-  // they are ready with 16-byte vectors in registers; anything else (other iterators,
-  // other element types, a pointer offset by one element) with scalar accesses in the
-  // same striped layout.
+  // they are ready with 16-byte vectors in registers. Inputs without vector accesses
+  // (other iterators, pointers to other element types), with outputs without them, take
+  // the same vectorised layout with scalar accesses ("Scalar runs" above). Anything else
+  // (a pointer to Acc offset by one element, a vector iterator that is not ready) runs
+  // with scalar accesses in the striped layout.
   constexpr bool pointers = acc_pointers<Acc, In, Out>();
   constexpr bool vector_iterators =
       vector_items_of<In>() == Tune.vec && vector_items_of<Out>() == Tune.vec;
-  if constexpr (Tune.vec > 1 && (pointers || vector_iterators)) {
-    bool vectorised = false;
-    if constexpr (pointers) {
-      vectorised = aligned_16(in) && aligned_16(out);
-    } else {
-      vectorised = in.vector_ready() && out.vector_ready();
+  constexpr bool scalar_sides = !pointers && !tile_program<In> && vector_items_of<In>() == 0 &&
+                                vector_items_of<Out>() == 0;
+  if constexpr (Tune.vec > 1 && scalar_sides) {
+    using runs_in = scalar_runs<In, Tune.vec>;
+    using runs_out = scalar_runs<Out, Tune.vec>;
+    launch_ticket_kernel(
+        single_pass_kernel<Protocol, Tune.block_threads, Tune.rows, Tune.vec, true, staging::none,
+                           Deterministic, Exclusive, false, Acc, runs_in, runs_out, Op, Hook, Lines>,
+        runs_in{in}, runs_out{out});
+  } else {
+    if constexpr (Tune.vec > 1 && (pointers || vector_iterators)) {
+      bool vectorised = false;
+      if constexpr (pointers) {
+        vectorised = aligned_16(in) && aligned_16(out);
+      } else {
+        vectorised = in.vector_ready() && out.vector_ready();
+      }
+      if (vectorised) {
+        constexpr staging staged = pointers ? staging::rescan : staging::none;
+        launch_ticket_kernel(single_pass_kernel<Protocol, Tune.block_threads, Tune.rows, Tune.vec,
+                                                true, staged, Deterministic, Exclusive, false, Acc,
+                                                In, Out, Op, Hook, Lines>,
+                             in, out);
+        return;
+      }
     }
-    if (vectorised) {
-      constexpr staging staged = pointers ? staging::rescan : staging::none;
-      launch_ticket_kernel(single_pass_kernel<Protocol, Tune.block_threads, Tune.rows, Tune.vec, true,
-                                              staged, Deterministic, Exclusive, false, Acc, In, Out,
-                                              Op, Hook, Lines>,
-                           "launch of single_pass_kernel");
-      return;
+    // (A tile program with vector hooks always takes the vectorised layout: its runs of
+    // items need no alignment, so no scalar kernel is compiled for it.)
+    if constexpr (!(tile_program<In> && vector_iterators)) {
+      launch_ticket_kernel(single_pass_kernel<Protocol, Tune.block_threads, Tune.rows, Tune.vec,
+                                              false, staging::none, Deterministic, Exclusive, false,
+                                              Acc, In, Out, Op, Hook, Lines>,
+                           in, out);
     }
-  }
-  // (A tile program with vector hooks always takes the vectorised layout: its runs of
-  // items need no alignment, so no scalar kernel is compiled for it.)
-  if constexpr (!(tile_program<In> && vector_iterators)) {
-    launch_ticket_kernel(single_pass_kernel<Protocol, Tune.block_threads, Tune.rows, Tune.vec,
-                                            false, staging::none, Deterministic, Exclusive, false,
-                                            Acc, In, Out, Op, Hook, Lines>,
-                         "launch of single_pass_kernel");
   }
 }
 
