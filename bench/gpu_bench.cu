@@ -70,7 +70,9 @@ std::string tally_tuning_line() {
          "; " + tuning_of<block_scan::brent_kung>("brent_kung") + "; " +
          tuning_of<block_scan::brent_kung_conflict_free>("brent_kung_conflict_free") + "; " +
          tuning_of<block_scan::coarsened>("coarsened") + "; " +
-         tuning_of<block_scan::warp_scans>("warp_scans");
+         tuning_of<block_scan::warp_scans>("warp_scans") + "; " +
+         tuning_of<block_scan::blelloch>("blelloch") + "; " +
+         tuning_of<block_scan::brent_kung_divergent>("brent_kung_divergent");
 }
 
 }  // namespace

@@ -78,7 +78,13 @@ inline constexpr block_entry tally_blocks[] = {
     {tally::block_scan::brent_kung_conflict_free, "brent_kung_conflict_free"},
     {tally::block_scan::coarsened, "coarsened"},
     {tally::block_scan::warp_scans, "warp_scans"},
+    // teaching baselines (tally::textbook only; the rows' notes say so)
+    {tally::block_scan::blelloch, "blelloch"},
+    {tally::block_scan::brent_kung_divergent, "brent_kung_divergent"},
 };
+
+// The naive O(n^2) scan (scan_strategy::naive, a teaching baseline) runs up to this n only.
+inline constexpr std::int64_t naive_scan_max_n = std::int64_t{1} << 16;
 
 // Whether the max operator is compiled for T (see the compile-time note above).
 template <class T>
@@ -443,6 +449,10 @@ class gpu_type_bench {
       o.block = block;
       o.deterministic = deterministic;
       std::string note = caller_storage ? "" : "no caller storage (the library's own)";
+      if (strategy == tally::scan_strategy::naive || block == tally::block_scan::blelloch ||
+          block == tally::block_scan::brent_kung_divergent) {
+        note += std::string(note.empty() ? "" : "; ") + "teaching baseline";
+      }
       try {
         // throws std::invalid_argument for a pair the library does not offer
         const std::size_t needed = query(o);
@@ -483,6 +493,10 @@ class gpu_type_bench {
         run_one(std::string("tally/") + s.name + "/" + b.name, s.name, s.value, b.value,
                 !single_pass);
       }
+    }
+    // the naive scan (each output sums its whole prefix): O(n^2) work, small n only
+    if (n_ <= naive_scan_max_n) {
+      run_one("tally/naive", "naive", tally::scan_strategy::naive, tally::block_scan::automatic, true);
     }
   }
 

@@ -12,6 +12,7 @@
 #include "tally/block/coarsened.cuh"
 #include "tally/block/kogge_stone.cuh"
 #include "tally/block/kogge_stone_double_buffered.cuh"
+#include "tally/block/segmented_blelloch.cuh"
 #include "tally/block/tile_io.cuh"
 #include "tally/block/warp_scans.cuh"
 

@@ -16,7 +16,8 @@ using tally::scan_strategy;
 const block_scan all_blocks[] = {block_scan::automatic,   block_scan::kogge_stone,
                                  block_scan::kogge_stone_double_buffered,
                                  block_scan::brent_kung,  block_scan::brent_kung_conflict_free,
-                                 block_scan::coarsened,   block_scan::warp_scans};
+                                 block_scan::coarsened,   block_scan::warp_scans,
+                                 block_scan::blelloch,    block_scan::brent_kung_divergent};
 const scan_strategy all_strategies[] = {scan_strategy::automatic, scan_strategy::reduce_then_scan,
                                         scan_strategy::scan_then_propagate, scan_strategy::chained,
                                         scan_strategy::decoupled_lookback};
@@ -84,6 +85,43 @@ TEST(DeviceApi, EveryStrategyAndBlock) {
 }
 
 // Defaults (no op, no options), in place.
+// The naive O(n^2) scan (a teaching baseline): textbook only, block automatic only; in
+// place through temporary storage. (Its sizes and types: test_device_baselines.cu.)
+TEST(DeviceApi, NaiveStrategy) {
+  const std::int64_t max_n = 5000;
+  const auto h = random_vector<int, tally::plus>(max_n, 2);
+  const auto want_i = reference_scan(h, false, 0, tally::plus{});
+  const auto want_e = reference_scan(h, true, 1000, tally::plus{});
+  device_buffer<int> in(h), out(max_n);
+  tally::options o;
+  o.strategy = scan_strategy::naive;
+  for (std::int64_t n : {std::int64_t{0}, std::int64_t{1}, std::int64_t{33}, max_n}) {
+    SCOPED_TRACE("n " + std::to_string(n));
+    out.poison();
+    tally::textbook::inclusive_scan(in.data(), out.data(), n, tally::plus{}, o);
+    TALLY_TEST_CUDA(cudaDeviceSynchronize());
+    ASSERT_TRUE(matches(out.download(n), want_i, n));
+    out.poison();
+    tally::textbook::exclusive_scan(in.data(), out.data(), n, 1000, tally::plus{}, o);
+    TALLY_TEST_CUDA(cudaDeviceSynchronize());
+    ASSERT_TRUE(matches(out.download(n), want_e, n));
+  }
+  out.upload(h);
+  tally::textbook::inclusive_scan(out.data(), out.data(), max_n, tally::plus{}, o);
+  TALLY_TEST_CUDA(cudaDeviceSynchronize());
+  ASSERT_TRUE(matches(out.download(max_n), want_i, max_n)) << "in place";
+  EXPECT_EQ((tally::textbook::inclusive_scan_storage_bytes<const int*, tally::plus>(0, o)), 0u);
+  EXPECT_GE((tally::textbook::inclusive_scan_storage_bytes<const int*, tally::plus>(max_n, o)),
+            max_n * sizeof(int));
+  std::string m = invalid_argument_message(
+      [&] { tally::inclusive_scan(in.data(), out.data(), max_n, tally::plus{}, o); });
+  EXPECT_NE(m.find("tally::textbook::inclusive_scan"), std::string::npos) << m;
+  o.block = block_scan::kogge_stone;
+  m = invalid_argument_message(
+      [&] { tally::textbook::exclusive_scan(in.data(), out.data(), max_n, 0, tally::plus{}, o); });
+  EXPECT_NE(m.find("'options.block'"), std::string::npos) << m;
+}
+
 TEST(DeviceApi, DefaultsInPlace) {
   const std::int64_t n = 123457;
   const auto h = random_vector<int, tally::plus>(n, 2);

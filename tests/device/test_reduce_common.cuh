@@ -141,8 +141,10 @@ std::vector<std::int64_t> reduce_sizes(std::int64_t max_n) {
   return std::vector<std::int64_t>(s.begin(), s.end());
 }
 
-// Holds a stream for about `ns` nanoseconds.
-__global__ inline void hold_stream_kernel(unsigned long long ns) {
+// Holds a stream for about `ns` nanoseconds. (A template, so that the header defines it
+// in every unit that includes it without an `inline` nvcc ignores on a kernel.)
+template <int = 0>
+__global__ void hold_stream_kernel(unsigned long long ns) {
   unsigned long long start = 0;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
   unsigned long long now = start;

@@ -17,6 +17,8 @@ enum class scan_strategy {
   reduce_then_scan,     // reduce blocks, scan the sums, scan blocks seeded by their prefix
   chained,              // single pass, each tile waits for the one before (Yan 2013; PMPP 11.7)
   decoupled_lookback,   // single pass with a warp-wide look-back (Merrill & Garland 2016)
+  naive,                // teaching baseline: thread i sums its whole prefix, O(n^2) work
+                        // (tally::textbook only; never chosen by automatic)
 };
 
 // Which block-level algorithm scans one tile.
@@ -28,6 +30,9 @@ enum class block_scan {
   brent_kung_conflict_free,
   coarsened,
   warp_scans,
+  // Teaching baselines (tally::textbook only; automatic never picks them):
+  blelloch,              // Blelloch's up-sweep/down-sweep for inclusive and exclusive tiles
+  brent_kung_divergent,  // Brent-Kung with PMPP's divergent (tid + 1) % (2 stride) indexing
 };
 
 // Caller-owned temporary storage. With `data != nullptr` a call performs no allocation

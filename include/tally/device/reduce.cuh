@@ -93,6 +93,14 @@
 //                                                               throws std::invalid_argument
 //                                                               for float with deterministic.
 //   tally::reduction::single_pass(...)                          what reduce_into uses
+//   Teaching baselines (multi_pass/naive_reduction.cuh, shared_reduction.cuh):
+//   tally::reduction::naive(...)                                one launch per level of a
+//                                                               global-memory tree, n threads
+//                                                               each (i % 2s == 0 adds i + s)
+//   tally::reduction::shared_divergent(...)                     shared-memory tree per block,
+//                                                               t % (2s) == 0 (Harris kernel 1)
+//   tally::reduction::shared_convergent(...)                    shared-memory tree per block,
+//                                                               t < s (Harris kernel 3)
 //   tally::reduction::run(algorithm, ...)                       any of them chosen at run time
 //                                                               (atomic where unsupported:
 //                                                               std::invalid_argument)
@@ -123,6 +131,8 @@
 #include "tally/device/multi_pass/atomic_reduction.cuh"
 #include "tally/device/multi_pass/block_reduction.cuh"
 #include "tally/device/multi_pass/chunked_reduction.cuh"
+#include "tally/device/multi_pass/naive_reduction.cuh"
+#include "tally/device/multi_pass/shared_reduction.cuh"
 #include "tally/device/multi_pass/tree_reduction.cuh"
 #include "tally/device/single_pass/reduce.cuh"
 
@@ -138,11 +148,17 @@ enum class algorithm {
   chunked_consecutive,  // Brent with the in-order cut for every operator, 2 launches
   atomic,               // one hardware atomic per element into one location
   single_pass,          // chunked + last-block finish: one launch (tally::reduce)
+  // Teaching baselines (tally::reduce never uses them):
+  naive,                // n threads per level of a global-memory tree, one launch per level
+  shared_divergent,     // shared-memory tree per block, interleaved t % (2s) == 0 (Harris 1)
+  shared_convergent,    // shared-memory tree per block, sequential t < s (Harris 3)
 };
 
-inline constexpr algorithm all_algorithms[] = {algorithm::tree,    algorithm::block,
-                                               algorithm::chunked, algorithm::chunked_consecutive,
-                                               algorithm::atomic,  algorithm::single_pass};
+inline constexpr algorithm all_algorithms[] = {
+    algorithm::tree,   algorithm::block,       algorithm::chunked,
+    algorithm::chunked_consecutive,            algorithm::atomic,
+    algorithm::single_pass,                    algorithm::naive,
+    algorithm::shared_divergent,               algorithm::shared_convergent};
 
 inline const char* algorithm_name(algorithm a) {
   switch (a) {
@@ -152,6 +168,9 @@ inline const char* algorithm_name(algorithm a) {
     case algorithm::chunked_consecutive: return "chunked_consecutive";
     case algorithm::atomic: return "atomic";
     case algorithm::single_pass: return "single_pass";
+    case algorithm::naive: return "naive";
+    case algorithm::shared_divergent: return "shared_divergent";
+    case algorithm::shared_convergent: return "shared_convergent";
   }
   return "?";
 }
@@ -205,6 +224,11 @@ reduce_pieces<Acc> carve(storage_carver& c, std::int64_t n, int grid, bool in_st
   reduce_pieces<Acc> p;
   if constexpr (Algo == algorithm::tree) {
     tree::carve(c, n, p.a, p.b);
+  } else if constexpr (Algo == algorithm::naive) {
+    naive::carve(c, n, p.a);
+  } else if constexpr (Algo == algorithm::shared_divergent ||
+                       Algo == algorithm::shared_convergent) {
+    shared_tree::carve(c, n, p.a, p.b);
   } else if constexpr (Algo == algorithm::block) {
     block_level::carve(c, n, p.a, p.b);
   } else if constexpr (Algo == algorithm::chunked || Algo == algorithm::chunked_consecutive) {
@@ -241,6 +265,14 @@ void launch(const char* function, In in, std::int64_t n, Out out, Acc init, Op o
             const reduce_pieces<Acc>& p, cudaStream_t stream) {
   if constexpr (Algo == algorithm::tree) {
     tree::run(function, in, n, out, init, op, p.a, p.b, stream);
+  } else if constexpr (Algo == algorithm::naive) {
+    naive::run(function, in, n, out, init, op, p.a, stream);
+  } else if constexpr (Algo == algorithm::shared_divergent) {
+    shared_tree::run<shared_tree::indexing::divergent>(function, in, n, out, init, op, p.a, p.b,
+                                                       stream);
+  } else if constexpr (Algo == algorithm::shared_convergent) {
+    shared_tree::run<shared_tree::indexing::convergent>(function, in, n, out, init, op, p.a, p.b,
+                                                        stream);
   } else if constexpr (Algo == algorithm::block) {
     block_level::run(function, in, n, out, init, op, p.a, p.b, stream);
   } else if constexpr (Algo == algorithm::chunked) {
@@ -510,6 +542,41 @@ void single_pass(In in, std::int64_t n, Out out, Init init, Op op = {}, const op
                                                           init, op, o);
 }
 
+// ---- teaching baselines ----
+template <class In, class Out, class Init, class Op = plus>
+void naive(In in, std::int64_t n, Out out, Init init, Op op = {}, const options& o = {}) {
+  detail::reduction::checked_into<algorithm::naive>("reduction::naive", in, n, out, init, op, o);
+}
+
+template <class In, class Out, class Init, class Op = plus>
+void shared_divergent(In in, std::int64_t n, Out out, Init init, Op op = {},
+                      const options& o = {}) {
+  detail::reduction::checked_into<algorithm::shared_divergent>("reduction::shared_divergent", in,
+                                                               n, out, init, op, o);
+}
+
+template <class In, class Out, class Init, class Op = plus>
+void shared_convergent(In in, std::int64_t n, Out out, Init init, Op op = {},
+                       const options& o = {}) {
+  detail::reduction::checked_into<algorithm::shared_convergent>("reduction::shared_convergent",
+                                                                in, n, out, init, op, o);
+}
+
+// Kernel launches of the one-launch-per-level algorithms for n >= 1 elements, the finish
+// included (the step counts of the material, which the tests check):
+//   naive, tree: ceil(log2 n) + 1;   block, shared_divergent, shared_convergent:
+//   ceil(log_256 n) + 1;   -1 for the others (their launches do not follow the tree).
+constexpr std::int64_t launch_count(algorithm a, std::int64_t n) {
+  switch (a) {
+    case algorithm::naive:
+    case algorithm::tree: return detail::reduction::naive::launches(n);
+    case algorithm::block:
+    case algorithm::shared_divergent:
+    case algorithm::shared_convergent: return detail::reduction::shared_tree::launches(n);
+    default: return -1;
+  }
+}
+
 // Any of the above chosen at run time. algorithm::atomic where it does not exist (see
 // supports_atomic_v; out must be an Acc*) throws std::invalid_argument.
 template <class In, class Out, class Init, class Op = plus>
@@ -529,6 +596,9 @@ void run(algorithm a, In in, std::int64_t n, Out out, Init init, Op op = {}, con
                               "type (or out is not an Acc*)");
       }
     case algorithm::single_pass: return single_pass(in, n, out, init, op, o);
+    case algorithm::naive: return naive(in, n, out, init, op, o);
+    case algorithm::shared_divergent: return shared_divergent(in, n, out, init, op, o);
+    case algorithm::shared_convergent: return shared_convergent(in, n, out, init, op, o);
   }
   detail::throw_invalid("reduction::run", "algorithm", "is not a reduction::algorithm value");
 }
@@ -552,6 +622,11 @@ std::size_t storage_bytes(algorithm a, std::int64_t n, const options& o = {}) {
     case algorithm::atomic: return 0;
     case algorithm::single_pass:
       return dr::storage_bytes<algorithm::single_pass, acc_t, In, Op>(function, n);
+    case algorithm::naive: return dr::storage_bytes<algorithm::naive, acc_t, In, Op>(function, n);
+    case algorithm::shared_divergent:
+      return dr::storage_bytes<algorithm::shared_divergent, acc_t, In, Op>(function, n);
+    case algorithm::shared_convergent:
+      return dr::storage_bytes<algorithm::shared_convergent, acc_t, In, Op>(function, n);
   }
   detail::throw_invalid(function, "algorithm", "is not a reduction::algorithm value");
 }

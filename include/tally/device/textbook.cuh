@@ -15,8 +15,22 @@
 //   options.block: the block algorithm of each tile (block/); the single-pass strategies
 //       take automatic and warp_scans only (their tiles are scanned with warp shuffles).
 //       Exclusive multi-pass scans use the shifted load (PMPP 11.1-11.2) with every block
-//       algorithm but brent_kung and brent_kung_conflict_free, which use Blelloch's
-//       down-sweep (device/multi_pass/block_algorithms.cuh).
+//       algorithm but brent_kung, brent_kung_conflict_free and blelloch, which use
+//       Blelloch's down-sweep (device/multi_pass/block_algorithms.cuh).
+//   Teaching baselines, never chosen by automatic: options.strategy = naive (each output
+//       sums its whole prefix by itself, O(n^2) work, one launch; options.block must be
+//       automatic; multi_pass/naive_scan.cuh), and the block algorithms blelloch and
+//       brent_kung_divergent under the multi-pass strategies.
+//
+//   tally::textbook::inclusive_scan_by_flags(in, flags, out, n, op = plus{}, options = {})
+//   tally::textbook::exclusive_scan_by_flags(in, flags, out, n, init, op = plus{}, options = {})
+//   tally::textbook::{inclusive,exclusive}_scan_by_flags_storage_bytes<...>(n, options = {})
+//       teaching baseline: the semantics of tally::inclusive_scan_by_flags /
+//       exclusive_scan_by_flags (device/segmented.cuh) computed by Blelloch's segmented
+//       up-sweep/down-sweep in each tile (block/segmented_blelloch.cuh) and a
+//       reduce-then-scan of the tiles' aggregates (multi_pass/segmented_blelloch_scan.cuh).
+//       options.strategy: automatic or reduce_then_scan; options.block: automatic or
+//       blelloch; caller storage as for the scans above.
 //   The multi-pass strategies take two or three launches per level; without
 //       options.storage they allocate stream-ordered from a memory pool of tally's own
 //       (cudaMallocFromPoolAsync; detail/storage.cuh says why) and free with cudaFreeAsync
@@ -25,12 +39,13 @@
 //       accumulator exactly. Both are deterministic (fixed tiles and order of
 //       combination), as is chained.
 //
-// Cost: a call of these compiles every pair (the choice is made at run time), about 14
-// times the kernels of a tally::inclusive_scan call. Production code calls device/scan.cuh.
+// Cost: a call of these compiles every pair (the choice is made at run time; 19 with the
+// naive scan), about 19 times the kernels of a tally::inclusive_scan call. Production code calls device/scan.cuh.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 #include <utility>
 
 #include "tally/core/accumulator.hpp"
@@ -40,8 +55,10 @@
 #include "tally/device/detail/dispatch.cuh"
 #include "tally/device/detail/pointer_check.cuh"
 #include "tally/device/multi_pass/block_algorithms.cuh"
+#include "tally/device/multi_pass/naive_scan.cuh"
 #include "tally/device/multi_pass/reduce_then_scan.cuh"
 #include "tally/device/multi_pass/scan_then_propagate.cuh"
+#include "tally/device/multi_pass/segmented_blelloch_scan.cuh"
 #include "tally/device/single_pass/chained.cuh"
 #include "tally/device/single_pass/decoupled_lookback.cuh"
 
@@ -68,6 +85,8 @@ decltype(auto) dispatch_block(const char* function, const options& o, F&& f) {
       case block_scan::brent_kung_conflict_free:
         return f(Strategy{}, brent_kung_conflict_free_selector{});
       case block_scan::coarsened: return f(Strategy{}, coarsened_selector{});
+      case block_scan::blelloch: return f(Strategy{}, blelloch_selector{});
+      case block_scan::brent_kung_divergent: return f(Strategy{}, brent_kung_divergent_selector{});
     }
     throw_invalid(function, "options.block", "is not a block_scan value");
   }
@@ -93,8 +112,67 @@ decltype(auto) dispatch_textbook(const char* function, const options& o, F&& f) 
       return dispatch_block<reduce_then_scan::strategy>(function, o, std::forward<F>(f));
     case scan_strategy::scan_then_propagate:
       return dispatch_block<scan_then_propagate::strategy>(function, o, std::forward<F>(f));
+    case scan_strategy::naive:
+      if (o.block != block_scan::automatic) {
+        throw_invalid(function, "options.block",
+                      "must be automatic with the naive strategy (it has no block algorithm: "
+                      "each thread scans its whole prefix)");
+      }
+      return f(naive_scan::strategy{}, warp_scans_selector{});
   }
   throw_invalid(function, "options.strategy", "is not a scan_strategy value");
+}
+
+// One textbook scan: the naive strategy, or scan_with's pairs (dispatch.cuh).
+template <class Strategy, class Selector, bool Exclusive, class Acc, class In, class Out, class Op>
+void textbook_scan(const char* function, const char* storage_query, In in, Out out, std::int64_t n,
+                   seed_value<Acc, Exclusive> seed, Op op, const options& o) {
+  if constexpr (std::is_same_v<Strategy, naive_scan::strategy>) {
+    if (n == 0) return;
+    naive_scan::run<Exclusive, Acc>(function, storage_query, in, out, n, seed, op, o.storage.data,
+                                    o.storage.bytes, o.stream);
+  } else {
+    scan_with<Strategy, Selector, Exclusive, Acc>(function, storage_query, in, out, n, seed, op, o);
+  }
+}
+
+template <class Strategy, class Selector, class Acc>
+std::size_t textbook_storage_bytes(std::int64_t n) {
+  if constexpr (std::is_same_v<Strategy, naive_scan::strategy>) {
+    return naive_scan::storage_bytes<Acc>(n);
+  } else {
+    return storage_bytes_with<Strategy, Selector, Acc>(n);
+  }
+}
+
+// The options of the segmented Blelloch baseline (textbook::*_scan_by_flags).
+inline void check_segmented_blelloch_options(const char* function, const options& o) {
+  if (o.strategy != scan_strategy::automatic && o.strategy != scan_strategy::reduce_then_scan) {
+    throw_invalid(function, "options.strategy",
+                  "must be automatic or reduce_then_scan (the tiles' aggregates are joined by "
+                  "a reduce-then-scan)");
+  }
+  if (o.block != block_scan::automatic && o.block != block_scan::blelloch) {
+    throw_invalid(function, "options.block",
+                  "must be automatic or blelloch (each tile is scanned by Blelloch's segmented "
+                  "up-sweep/down-sweep)");
+  }
+}
+
+template <bool Exclusive, class Acc, class In, class Flags, class Out, class Op>
+void segmented_blelloch_scan(const char* function, const char* storage_query, In in, Flags flags,
+                             Out out, std::int64_t n, seed_value<Acc, Exclusive> seed, Op op,
+                             const options& o) {
+  check_count(function, n);
+  check_device_pointer(function, "in", in, n);
+  check_device_pointer(function, "flags", flags, n);
+  check_device_pointer(function, "out", out, n);
+  check_segmented_blelloch_options(function, o);
+  if (n == 0) return;
+  scoped_storage storage(function, storage_query, o.storage.data, o.storage.bytes,
+                         segmented_blelloch::storage_bytes<Acc>(n), o.stream);
+  segmented_blelloch::run<Exclusive, Acc>(function, in, flags, out, n, seed, op, storage.aligned(),
+                                          o.stream);
 }
 
 }  // namespace tally::detail
@@ -109,7 +187,7 @@ void inclusive_scan(In in, Out out, std::int64_t n, Op op = {}, const options& o
   detail::check_device_pointer(function, "out", out, n);
   using acc_t = inclusive_accumulator_t<Op, input_value_t<In>>;
   detail::dispatch_textbook(function, o, [&](auto strategy, auto selector) {
-    detail::scan_with<decltype(strategy), decltype(selector), false, acc_t>(
+    detail::textbook_scan<decltype(strategy), decltype(selector), false, acc_t>(
         function, "textbook::inclusive_scan_storage_bytes", in, out, n,
         detail::seed_value<acc_t, false>{}, op, o);
   });
@@ -123,7 +201,7 @@ void exclusive_scan(In in, Out out, std::int64_t n, Init init, Op op = {}, const
   detail::check_device_pointer(function, "out", out, n);
   using acc_t = exclusive_accumulator_t<Op, Init, input_value_t<In>>;
   detail::dispatch_textbook(function, o, [&](auto strategy, auto selector) {
-    detail::scan_with<decltype(strategy), decltype(selector), true, acc_t>(
+    detail::textbook_scan<decltype(strategy), decltype(selector), true, acc_t>(
         function, "textbook::exclusive_scan_storage_bytes", in, out, n,
         detail::seed_value<acc_t, true>{static_cast<acc_t>(init)}, op, o);
   });
@@ -136,7 +214,7 @@ std::size_t inclusive_scan_storage_bytes(std::int64_t n, const options& o = {}) 
   using acc_t = inclusive_accumulator_t<Op, input_value_t<In>>;
   return detail::dispatch_textbook("textbook::inclusive_scan_storage_bytes", o,
                                    [&](auto strategy, auto selector) {
-    return detail::storage_bytes_with<decltype(strategy), decltype(selector), acc_t>(n);
+    return detail::textbook_storage_bytes<decltype(strategy), decltype(selector), acc_t>(n);
   });
 }
 
@@ -147,8 +225,45 @@ std::size_t exclusive_scan_storage_bytes(std::int64_t n, const options& o = {}) 
   using acc_t = exclusive_accumulator_t<Op, Init, input_value_t<In>>;
   return detail::dispatch_textbook("textbook::exclusive_scan_storage_bytes", o,
                                    [&](auto strategy, auto selector) {
-    return detail::storage_bytes_with<decltype(strategy), decltype(selector), acc_t>(n);
+    return detail::textbook_storage_bytes<decltype(strategy), decltype(selector), acc_t>(n);
   });
+}
+
+// ---- teaching baseline: the segmented scan by Blelloch's flagged up-sweep/down-sweep ----
+// flags[i] (i > 0) converting to true starts a segment at x_i; flags[0] is not read.
+template <class In, class Flags, class Out, class Op = plus>
+void inclusive_scan_by_flags(In in, Flags flags, Out out, std::int64_t n, Op op = {},
+                             const options& o = {}) {
+  using acc_t = inclusive_accumulator_t<Op, input_value_t<In>>;
+  detail::segmented_blelloch_scan<false, acc_t>(
+      "textbook::inclusive_scan_by_flags", "textbook::inclusive_scan_by_flags_storage_bytes", in,
+      flags, out, n, detail::seed_value<acc_t, false>{}, op, o);
+}
+
+template <class In, class Flags, class Out, class Init, class Op = plus>
+void exclusive_scan_by_flags(In in, Flags flags, Out out, std::int64_t n, Init init, Op op = {},
+                             const options& o = {}) {
+  using acc_t = exclusive_accumulator_t<Op, Init, input_value_t<In>>;
+  detail::segmented_blelloch_scan<true, acc_t>(
+      "textbook::exclusive_scan_by_flags", "textbook::exclusive_scan_by_flags_storage_bytes", in,
+      flags, out, n, detail::seed_value<acc_t, true>{static_cast<acc_t>(init)}, op, o);
+}
+
+template <class In, class Op = plus>
+std::size_t inclusive_scan_by_flags_storage_bytes(std::int64_t n, const options& o = {}) {
+  constexpr const char* function = "textbook::inclusive_scan_by_flags_storage_bytes";
+  detail::check_count(function, n);
+  detail::check_segmented_blelloch_options(function, o);
+  return detail::segmented_blelloch::storage_bytes<inclusive_accumulator_t<Op, input_value_t<In>>>(n);
+}
+
+template <class In, class Init, class Op = plus>
+std::size_t exclusive_scan_by_flags_storage_bytes(std::int64_t n, const options& o = {}) {
+  constexpr const char* function = "textbook::exclusive_scan_by_flags_storage_bytes";
+  detail::check_count(function, n);
+  detail::check_segmented_blelloch_options(function, o);
+  return detail::segmented_blelloch::storage_bytes<
+      exclusive_accumulator_t<Op, Init, input_value_t<In>>>(n);
 }
 
 }  // namespace tally::textbook

@@ -28,7 +28,7 @@ inline void check_production_options(const char* function, const options& o) {
   if (o.strategy != scan_strategy::automatic && o.strategy != scan_strategy::decoupled_lookback) {
     throw_invalid(function, "options.strategy",
                   "must be automatic or decoupled_lookback here; the textbook strategies "
-                  "(chained, reduce_then_scan, scan_then_propagate) are run by "
+                  "(chained, reduce_then_scan, scan_then_propagate, naive) are run by "
                   "tally::textbook::inclusive_scan / exclusive_scan (tally/device/textbook.cuh)");
   }
   if (o.block != block_scan::automatic && o.block != block_scan::warp_scans) {

@@ -13,8 +13,15 @@
 //   brent_kung, brent_kung_conflict_free
 //       inclusive: Brent-Kung (contiguous indexing; padded addresses for the second);
 //       exclusive: Blelloch's down-sweep (linear or padded addresses), i.e. the
-//       work-efficient tree's exclusive form. This is how a user reaches Blelloch.
-// Tests and the bench may also use brent_kung_divergent_selector (no enum value).
+//       work-efficient tree's exclusive form.
+// The teaching baselines (automatic never picks them):
+//   blelloch
+//       inclusive and exclusive: Blelloch's up-sweep/down-sweep alone (block/blelloch.cuh;
+//       the inclusive form through the down-sweep with x_0 as the root)
+//   brent_kung_divergent
+//       inclusive: Brent-Kung with PMPP's divergent indexing (every warp keeps a few active
+//       lanes at every level); exclusive: the shifted load + that inclusive scan, so both
+//       forms measure the divergent tree
 #pragma once
 
 #include "tally/block/blelloch.cuh"
@@ -71,7 +78,9 @@ using kogge_stone_double_buffered_selector =
 using brent_kung_selector =
     block_selector<block_scan::brent_kung, brent_kung_contiguous_t, blelloch_t, true>;
 using brent_kung_divergent_selector =
-    block_selector<block_scan::brent_kung, brent_kung_divergent_t, blelloch_t, true>;
+    block_selector<block_scan::brent_kung_divergent, brent_kung_divergent_t, brent_kung_divergent_t,
+                   false>;
+using blelloch_selector = block_selector<block_scan::blelloch, blelloch_t, blelloch_t, true>;
 using brent_kung_conflict_free_selector =
     block_selector<block_scan::brent_kung_conflict_free, brent_kung_conflict_free_t,
                    blelloch_conflict_free_t, true>;
