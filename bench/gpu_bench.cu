@@ -10,6 +10,7 @@
 #include <tally/tally.cuh>
 
 #include "gpu_bench.hpp"
+#include "gpu_bench_algorithms.hpp"
 #include "gpu_bench_common.cuh"
 #include "gpu_bench_reduce.hpp"
 #include "gpu_bench_segmented.hpp"
@@ -239,6 +240,9 @@ void run_gpu_bench(const bench_config& config, report& out) {
   if (config.wants(operation::segmented_scan, gpu_default)) run_segmented_table(context);
   // The selection table (gpu_bench_select.cu): with --operations select only.
   if (config.wants(operation::copy_if, {})) run_select_table(context);
+  // The applications table (gpu_bench_algorithms.cu): with --operations applications, or
+  // the applications it names, only.
+  run_applications_table(context);
 }
 
 }  // namespace tally_bench

@@ -94,11 +94,16 @@ int main(int argc, char** argv) {
       ->delimiter(',')
       ->check(CLI::IsMember({"plus", "max"}));
   app.add_option("--operations", operation_names,
-                 "inclusive,exclusive,reduce,segmented,select (default: CPU inclusive; GPU the "
-                 "first four; segmented: the GPU table of segmented and batched scans; select: "
-                 "the CPU's copy_if)")
+                 "inclusive,exclusive,reduce,segmented,select,applications (default: CPU "
+                 "inclusive; GPU the first four; segmented: the GPU table of segmented and "
+                 "batched scans; select: the CPU's copy_if; applications: the GPU table of "
+                 "tally/algorithms/, or one of them: linear_recurrence, line_of_sight, "
+                 "lexicographic_compare, spmv_csr, allocate, polynomial_evaluate)")
       ->delimiter(',')
-      ->check(CLI::IsMember({"inclusive", "exclusive", "reduce", "segmented", "select"}));
+      ->check(CLI::IsMember({"inclusive", "exclusive", "reduce", "segmented", "select",
+                             "applications", "linear_recurrence", "line_of_sight",
+                             "lexicographic_compare", "spmv_csr", "allocate",
+                             "polynomial_evaluate"}));
   app.add_option("--filter", config.filters,
                  "Only implementations whose name contains one of these (copies always run)")
       ->delimiter(',');
@@ -118,8 +123,21 @@ int main(int argc, char** argv) {
         {"exclusive", operation::exclusive_scan},
         {"reduce", operation::reduce},
         {"segmented", operation::segmented_scan},
-        {"select", operation::copy_if}};
+        {"select", operation::copy_if},
+        {"linear_recurrence", operation::linear_recurrence},
+        {"line_of_sight", operation::line_of_sight},
+        {"lexicographic_compare", operation::lexicographic_compare},
+        {"spmv_csr", operation::spmv_csr},
+        {"allocate", operation::allocate},
+        {"polynomial_evaluate", operation::polynomial_evaluate}};
     for (const std::string& name : operation_names) {
+      if (name == "applications") {  // the applications table: all of its operations
+        for (const char* each : {"linear_recurrence", "line_of_sight", "lexicographic_compare",
+                                 "spmv_csr", "allocate", "polynomial_evaluate"}) {
+          config.operations.push_back(operation_by_name.at(each));
+        }
+        continue;
+      }
       config.operations.push_back(operation_by_name.at(name));
     }
 

@@ -25,6 +25,12 @@ const char* operation_name(operation op) {
     case operation::unique: return "unique";
     case operation::run_length_encode: return "run_length_encode";
     case operation::reduce_by_key: return "reduce_by_key";
+    case operation::linear_recurrence: return "linear_recurrence";
+    case operation::line_of_sight: return "line_of_sight";
+    case operation::lexicographic_compare: return "lexicographic_compare";
+    case operation::spmv_csr: return "spmv_csr";
+    case operation::allocate: return "allocate";
+    case operation::polynomial_evaluate: return "polynomial_evaluate";
   }
   return "?";
 }
@@ -136,7 +142,8 @@ void report::fill_relative(result_row& row) const {
     if (!part.empty() && row.impl.find(part) != std::string::npos) return &row;
     return find(row, part, threads);
   };
-  if (const result_row* peer = matching(p.peer, -1); peer != nullptr && row.median_s > 0) {
+  const std::string& peer_part = row.peer_impl.empty() ? p.peer : row.peer_impl;
+  if (const result_row* peer = matching(peer_part, -1); peer != nullptr && row.median_s > 0) {
     row.peer = peer->impl;
     row.speedup_vs_peer = peer->median_s / row.median_s;
   }

@@ -31,6 +31,13 @@ enum class operation {
   unique,             // the first item of every run
   run_length_encode,  // the first item and the length of every run
   reduce_by_key,      // the first key and the reduction of every run of keys
+  // the applications of tally/algorithms/ (gpu_bench_algorithms.cu)
+  linear_recurrence,      // x[i] = a[i] x[i-1] + b[i], 1-d and batched
+  line_of_sight,          // which points an observer at point 0 sees
+  lexicographic_compare,  // two strings in dictionary order
+  spmv_csr,               // y = A x, A in CSR form
+  allocate,               // offsets = exclusive sum of sizes, and the total
+  polynomial_evaluate,    // p(x) at many points
 };
 
 const char* operation_name(operation op);
@@ -52,6 +59,9 @@ struct result_row {
   std::string variant;   // segmented and batched rows: the segments ("len 32") or the
                          // shape and axis ("2^20x32 axis 0"); empty elsewhere. Rows are
                          // related (peer) only to rows of the same variant.
+  std::string peer_impl; // when set, the peer is the row of the same case whose impl
+                         // contains this (a case whose peer is not the device's: cuSPARSE,
+                         // a kernel of the bench); empty: the device's peer name
   double bytes = 0;      // bytes read + written
   std::string impl;      // implementation, e.g. "tbb::parallel_scan"
   int threads = 0;       // CPU threads allowed (0 on the GPU)

@@ -4,9 +4,10 @@
     scripts/targets.py results/bench.csv [more.csv ...]
 
 Reads the GPU rows of one or more CSVs written by `tally-bench --csv` (a quick run, a
-sweep, the segmented table, the select table: their rows are pooled), and prints for each
-target of issues 4, 5, 6 and 66 which rows it covers, the worst of them, and whether every one meets
-it. A target with no rows in the CSVs says so; nothing is inferred from other sizes.
+sweep, the segmented table, the select table, the applications table: their rows are
+pooled), and prints for each target of issues 4, 5, 6, 66 and 68 which rows it covers, the
+worst of them, and whether every one meets it. A target with no rows in the CSVs says so;
+nothing is inferred from other sizes.
 
 The targets are the issues' own words, written down once here (TARGETS below):
   4  single-pass scans (`tally/automatic`, inclusive and exclusive, int32/float/int64/double
@@ -27,6 +28,10 @@ The targets are the issues' own words, written down once here (TARGETS below):
      floor (the row's `copy (same bytes)`: a copy of the bytes it reads and writes); at
      least 1.4x CUB at 2^28 for select_if 50%, partition and run_length_encode; at n <= 2^20
      at most 1.3x the floor's time; never slower than CUB from 2^10 to 2^30.
+  68 the applications (`--operations applications`): tally::linear_recurrence (1-d) and
+     tally::linear_recurrence_batched (along the last and the first axis), float at 2^26
+     elements: at most 1.3x the time of the bytes-moved floor (the case's `copy (same
+     bytes)`: a copy of the bytes it reads and writes, a and b read and x written).
 
 "x the copy" is the row's median over the copy's median of the same type and n in the
 same CSV (for a reduce, a copy of the same n elements, as issue 5 says); "x CUB" is the
@@ -77,8 +82,8 @@ def pct_copy(r, copies):
 
 
 def floor_ratio(r, copies):
-    """A select row's time over its case's floor copy: the `copy (same bytes)` row written
-    just before the case's rows (report() links them: `_floor`)."""
+    """A select or applications row's time over its case's floor copy: the `copy (same
+    bytes)` row written just before the case's rows (report() links them: `_floor`)."""
     c = r.get("_floor")
     if c is None:
         return None
@@ -122,6 +127,19 @@ def in_range(r, lo, hi):
 
 
 SELECT_OPERATIONS = ("copy_if", "partition", "unique", "run_length_encode", "reduce_by_key")
+
+
+# The applications table (gpu_bench_algorithms.cu) writes a floor copy before each case, as
+# the select table does.
+APPLICATION_OPERATIONS = ("linear_recurrence", "line_of_sight", "lexicographic_compare", "spmv_csr",
+                          "allocate", "polynomial_evaluate")
+FLOORED_OPERATIONS = SELECT_OPERATIONS + APPLICATION_OPERATIONS
+
+
+def recurrence_rows(r):
+    """tally's linear recurrences, 1-d and batched (not the deterministic rows), float, 2^26."""
+    return (r["operation"] == "linear_recurrence" and r["type"] == "float" and int(r["n"]) == 1 << 26
+            and r["impl"] in ("tally::linear_recurrence", "tally::linear_recurrence_batched"))
 
 
 def select_rows(r):
@@ -178,6 +196,9 @@ TARGETS = [
            lambda r: select_rows(r) and int(r["n"]) <= 1 << 20, floor_ratio, "x floor", 1.3, True),
     Target(66, "selection, every n from 2^10 to 2^30: never slower than CUB",
            lambda r: select_rows(r) and in_range(r, 10, 30), vs_cub, "x CUB", 1.0, False),
+    Target(68, "linear_recurrence, float at 2^26 (1-d, along the last and the first axis): "
+               "at most 1.3x the floor's time",
+           recurrence_rows, floor_ratio, "x floor", 1.3, True),
 ]
 
 
@@ -286,15 +307,16 @@ def report(rows, files, out, show=8):
     for r in rows:
         if r["operation"] == "copy" and r["impl"] == "cudaMemcpyAsync":
             copies.setdefault((r["_file"], r["type"], int(r["n"])), r)
-    # the select table writes each case's floor copy, then its CUB and tally rows (cases of
-    # one variant, such as unique and run_length_encode on the same runs, have floors of
-    # their own): each select row takes the latest floor of its file, type, n and variant
+    # the select and applications tables write each case's floor copy, then its peer and
+    # tally rows (cases of one variant, such as unique and run_length_encode on the same
+    # runs, have floors of their own): each such row takes the latest floor of its file,
+    # type, n and variant
     floors = {}
     for r in rows:
         key = (r["_file"], r["type"], r["n"], r.get("variant") or "")
         if r["operation"] == "copy" and r["impl"] == "copy (same bytes)":
             floors[key] = r
-        elif r["operation"] in SELECT_OPERATIONS and key in floors:
+        elif r["operation"] in FLOORED_OPERATIONS and key in floors:
             r["_floor"] = floors[key]
     rows_by_case = {case(r): r for r in rows}
     out.write(f"device: {', '.join(devices) or '(no GPU rows)'}\n")

@@ -140,6 +140,42 @@ class TargetsTest(unittest.TestCase):
         self.assertIn("met by 1 of 1 rows", self.section(text, "select_if 50%, partition"))
         self.assertEqual(summary[66], ["MISSED", "met", "met", "met"])
 
+    def test_linear_recurrence_takes_its_case_floor(self):
+        # the applications table: each case's floor copy, then its CUB and tally rows; the
+        # three cases share type and n, so each row must take the floor of its own variant
+        n = 1 << 26
+        floor = lambda us, variant: row("copy", "float", n, "copy (same bytes)", us, op="-", variant=variant)
+        lr = lambda impl, us, variant, n=n: row("linear_recurrence", "float", n, impl, us, 1.2, op="affine",
+                                                variant=variant)
+        path = self.write("a.csv", [
+            floor(400.0, "1-d"),
+            lr("cub::DeviceScan::InclusiveScan", 900.0, "1-d"),
+            lr("tally::linear_recurrence", 480.0, "1-d"),                          # 1.2x: met
+            lr("tally::linear_recurrence/deterministic", 900.0, "1-d"),            # not judged
+            floor(300.0, "64x16x65536 axis 2"),
+            lr("tally::linear_recurrence_batched", 420.0, "64x16x65536 axis 2"),   # 1.4x: missed
+            floor(500.0, "65536x1024 axis 0"),
+            lr("tally::linear_recurrence_batched", 600.0, "65536x1024 axis 0"),    # 1.2x: met
+            lr("tally::linear_recurrence", 9.0, "1-d", n=1 << 20),                 # not at 2^26
+            row("spmv_csr", "float", 1 << 22, "tally::spmv_csr", 100.0, 1.5, variant="16/row U[0,32]"),
+        ])
+        summary, text = self.run_report(path)
+        target = self.section(text, "linear_recurrence, float at 2^26")
+        self.assertIn("MISSED by 1 of 3 rows", target)
+        self.assertIn("1.400x  float affine linear_recurrence 2^26 [64x16x65536 axis 2]", target)
+        self.assertEqual(summary[68], ["MISSED"])
+
+    def test_linear_recurrence_without_floor_misses(self):
+        n = 1 << 26
+        path = self.write("a.csv", [
+            copy("float", n, 400.0),  # a plain copy is not the case's floor
+            row("linear_recurrence", "float", n, "tally::linear_recurrence", 420.0, 1.2, op="affine",
+                variant="1-d"),
+        ])
+        summary, text = self.run_report(path)
+        self.assertIn("MISSED by 1 of 1 rows", self.section(text, "linear_recurrence, float at 2^26"))
+        self.assertEqual(summary[68], ["MISSED"])
+
     def test_segmented_floors(self):
         n = 1 << 26
         path = self.write("a.csv", [
@@ -197,6 +233,7 @@ class TargetsTest(unittest.TestCase):
             self.assertEqual(targets.main([path]), 0)
             self.assertEqual(targets.main([os.path.join(self.dir.name, "missing.csv")]), 2)
         self.assertIn("issue 4: 0 met, 0 missed, 6 without rows, of 6 targets", out.getvalue())
+        self.assertIn("issue 68: 0 met, 0 missed, 1 without rows, of 1 targets", out.getvalue())
         self.assertIn("cannot read", err.getvalue())
 
 
