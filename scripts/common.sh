@@ -19,4 +19,4 @@ has_gpu() { command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null |
 jobs=$(nproc 2>/dev/null || echo 2)
 # Every file the build reads lies below these paths (gpu-prebuild.sh hashes them, and
 # gpu-check.sh checks a prebuilt pack against them).
-build_inputs=(CMakeLists.txt CMakePresets.json cmake include src tests bench)
+build_inputs=(CMakeLists.txt CMakePresets.json cmake include src tests bench examples)

@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # The GPU check, for a bare GPU machine (see ../shared/DESIGN.md for what it has):
-#   1. configure and build (Release, sm_90) with the GPU tests and the benchmark;
+#   1. configure and build (Release, sm_90) with the GPU tests and the benchmark, then the
+#      examples (examples/) against tally installed from that build;
 #   2. ctest -L gpu (and the cpu tests, which are quick there);
-#   3. every GPU test executable again under compute-sanitizer: memcheck, racecheck and
+#   3. the examples' ctest: each GPU and CPU example on its data file and on generated
+#      data, its output in examples.log;
+#   4. every GPU test executable again under compute-sanitizer: memcheck, racecheck and
 #      synccheck, with the reduced test set (TALLY_TEST_QUICK=1);
-#   4. a quick benchmark (tally-bench --gpu --quick), and where the issues' targets stand
+#   5. a quick benchmark (tally-bench --gpu --quick), and where the issues' targets stand
 #      in it (scripts/targets.py: informational, never a failure);
 # then prints a short summary last and exits non-zero if anything failed.
 # Logs go to $OUT when it is set (the device tool's output folder), else build/gpu-check.
 # Dependencies: run scripts/fetch-gpu-deps.sh on a development machine
 # first and carry .deps/ (oneTBB and Highway are not on the GPU machine).
-# GPU_CHECK_PHASES (default "tests sanitizers bench"; the build always runs, unless
+# GPU_CHECK_PHASES (default "tests examples sanitizers bench"; the build always runs, unless
 # GPU_CHECK_PREBUILT names a bundle: see below) selects
 # phases, so that the whole check can be split over two calls of the device tool when it
 # would not fit in one (each call rebuilds only what changed; skipped phases are named
@@ -67,7 +70,8 @@ if [[ -n ${GPU_CHECK_PREBUILT:-} ]]; then
   fi
   export LD_LIBRARY_PATH="$root/$build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   if ((failed == 0)); then
-    missing=$(find "$build/tests" "$build/bench" -type f -perm -u+x -name 'tally*' \
+    missing=$(find "$build/tests" "$build/bench" "$build/examples" -type f -perm -u+x \
+                \( -name 'tally*' -o -name '*_cpu' -o -name '*_gpu' \) \
                 -exec ldd {} \; 2>/dev/null | grep "not found" | sort -u)
     [[ -z $missing ]] || { echo "$missing"; fail "prebuilt binaries in $build: shared libraries not found"; }
   fi
@@ -81,15 +85,26 @@ elif cmake --preset gpu >"$out/configure.log" 2>&1 &&
   warnings=$(grep -c -i "warning" "$out/build.log" || true)
   note "build OK in $((SECONDS - start)) s ($warnings warning lines)"
   build=build/gpu
+  # the examples, built as a user builds them: against tally installed from build/gpu
+  if { cmake --install "$build" --prefix "$build/install" &&
+       cmake -S examples -B "$build/examples" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+             -DCMAKE_PREFIX_PATH="$root/$build/install" -DTALLY_EXAMPLES_GPU=ON &&
+       cmake --build "$build/examples" -j "$jobs"; } >"$out/examples-build.log" 2>&1; then
+    warnings=$(grep -c -i "warning" "$out/examples-build.log" || true)
+    note "examples' build OK ($warnings warning lines; $((SECONDS - start)) s so far)"
+  else
+    grep -E "error|FAILED" "$out/examples-build.log" | head -20
+    fail "the examples' build (see examples-build.log)"
+  fi
 else
   tail -40 "$out/configure.log" "$out/build.log" 2>/dev/null
   fail "build (see build.log)"
   printf '%s\n' "${summary[@]/#/gpu-check: }"
   exit 1
 fi
-phases=${GPU_CHECK_PHASES:-tests sanitizers bench}
+phases=${GPU_CHECK_PHASES:-tests examples sanitizers bench}
 want() { [[ " $phases " == *" $1 "* ]]; }
-for p in tests sanitizers bench; do want "$p" || note "phase '$p' skipped (GPU_CHECK_PHASES)"; done
+for p in tests examples sanitizers bench; do want "$p" || note "phase '$p' skipped (GPU_CHECK_PHASES)"; done
 
 # 2. the tests
 if ! want tests; then :; elif ctest --test-dir "$build" -L 'gpu|cpu' -j 4 --output-on-failure >"$out/ctest.log" 2>&1; then :; else
@@ -100,7 +115,18 @@ if want tests; then
   grep -E "^\s*[0-9]+ - " "$out/ctest.log" | sed 's/^/  failed: /' | head -20
 fi
 
-# 3. compute-sanitizer over each GPU test executable
+# 3. the examples: one at a time (-V), so that examples.log shows each one's output whole
+if want examples; then
+  if [[ ! -f $build/examples/CTestTestfile.cmake ]]; then
+    fail "examples: not built in $build/examples"
+  else
+    ctest --test-dir "$build/examples" -L 'gpu|cpu' -V >"$out/examples.log" 2>&1 || failed=1
+    note "examples: $(grep -E 'tests passed|tests failed' "$out/examples.log" | tail -1) ($((SECONDS - start)) s so far)"
+    grep -E "^\s*[0-9]+ - " "$out/examples.log" | sed 's/^/  failed: /' | head -20
+  fi
+fi
+
+# 4. compute-sanitizer over each GPU test executable
 mapfile -t all_gpu_tests < <(ctest --test-dir "$build" -L gpu -N -V 2>/dev/null |
                              sed -n 's/^[0-9]*: Test command: //p')
 gpu_tests=()
@@ -162,7 +188,7 @@ fi
 
 tar -czf "$out/sanitizer-logs.tar.gz" -C "$sanitizer_dir" . 2>/dev/null
 
-# 4. a quick benchmark
+# 5. a quick benchmark
 if ! want bench; then :; elif "$build/bench/tally-bench" --gpu --quick --csv "$out/bench-quick.csv" \
      --json "$out/bench-quick.json" >"$out/bench-quick.log" 2>&1; then
   note "quick benchmark OK ($(grep -c . "$out/bench-quick.csv") CSV lines)"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the GPU check's binaries on a development machine (no device time), for
-# scripts/gpu-check.sh to run on the GPU machine without building there.
+# scripts/gpu-check.sh to run on the GPU machine without building there: the tests, the
+# benchmark, and the examples (examples/, built against tally installed from this build).
 #
 #   scripts/gpu-prebuild.sh            # -> build/gpu-carry, packed as build/gpu-carry.tar.xz
 #   then on the GPU machine, carrying .deps and build/gpu-carry.tar.xz:
@@ -20,9 +21,9 @@
 # runtime copied into the bundle's lib/ below; GoogleTest is linked statically.
 #
 # What the binaries were built from is recorded: sources.sha256 holds a hash of every file
-# the build reads (CMake files, include/, src/, tests/, bench/), and gpu-check.sh refuses
-# the bundle unless the same files on the GPU machine hash the same, so a check always
-# runs binaries of the code it reports on.
+# the build reads (CMake files, include/, src/, tests/, bench/, examples/), and
+# gpu-check.sh refuses the bundle unless the same files on the GPU machine hash the same,
+# so a check always runs binaries of the code it reports on.
 #
 # The pack leaves out object files and CMake's own folders: the executables, the ctest
 # files and the stamps are what the check needs, and packed (xz) they stay well under the
@@ -56,6 +57,18 @@ if ! cmake --build "$dir" -j "$jobs" >>"$dir.log" 2>&1; then
   echo "gpu-prebuild: build failed (see $dir.log)" >&2
   exit 1
 fi
+# The examples (examples/, CPU and GPU programs) into $dir/examples, built as a user
+# builds them: against tally installed from this build tree into $dir/install, which the
+# pack leaves out (the built examples do not read it).
+if ! { cmake --install "$dir" --prefix "$dir/install" &&
+       cmake -S examples -B "$dir/examples" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+             -DCMAKE_PREFIX_PATH="$root/$dir/install" -DCMAKE_CUDA_ARCHITECTURES=90-real \
+             -DTALLY_EXAMPLES_GPU=ON &&
+       cmake --build "$dir/examples" -j "$jobs"; } >>"$dir.log" 2>&1; then
+  grep -E "error|FAILED" "$dir.log" | head -30
+  echo "gpu-prebuild: the examples' build failed (see $dir.log)" >&2
+  exit 1
+fi
 sha256sum --quiet -c "$dir/sources.sha256" ||
   { echo "gpu-prebuild: sources changed during the build; run it again" >&2; exit 1; }
 warnings=$(grep -c -i "warning" "$dir.log" || true)
@@ -75,10 +88,12 @@ for lib in $(ldd "$dir/bench/tally-bench" | awk '/libfmt|libcudart/ {print $3}')
   cp -L "$lib" "$dir/lib/"
 done
 
-# The pack: everything but objects and CMake's working folders. POSIX (pax) headers keep
-# the files' times to the nanosecond, so a pack unpacked over this folder (as gpu-check.sh
-# does when run on this machine) does not make ninja rebuild it.
-tar -C build --format=posix --exclude='*.o' --exclude=CMakeFiles -cJf "$dir.tar.xz" "$(basename "$dir")"
+# The pack: everything but objects, CMake's working folders and the examples' install
+# prefix. POSIX (pax) headers keep the files' times to the nanosecond, so a pack unpacked
+# over this folder (as gpu-check.sh does when run on this machine) does not make ninja
+# rebuild it.
+tar -C build --format=posix --exclude='*.o' --exclude=CMakeFiles \
+    --exclude="$(basename "$dir")/install" -cJf "$dir.tar.xz" "$(basename "$dir")"
 cat "$dir/prebuilt.txt"
 echo "gpu-prebuild: $dir.tar.xz, $(du -sh "$dir.tar.xz" | cut -f1); carry it and .deps to the GPU"
 echo "machine and run there: GPU_CHECK_PREBUILT=$dir.tar.xz scripts/gpu-check.sh"

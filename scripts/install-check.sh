@@ -2,7 +2,10 @@
 # The consumer test of the installed package: configures tally without tests and
 # benchmark in a temporary build directory, installs it into a temporary prefix, then
 # configures and builds tests/install against that prefix with find_package(tally) (the
-# GPU program too where nvcc is found, only compiled and linked) and runs the CPU program.
+# GPU program too where nvcc is found, only compiled and linked) and runs the CPU program;
+# then builds examples/ against the same prefix and runs its ctest tests: the CPU examples,
+# and the GPU examples too where this machine has a GPU (elsewhere they are not built:
+# compiling them as CUDA takes minutes on CI's 2 cores, and nothing could run them).
 # Exits non-zero on any failure; prints `install-check: passed` last.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -31,4 +34,14 @@ cmake --build "$work/consumer" -j "$jobs"
 if [[ -x "$work/consumer/tally_install_gpu" ]]; then
   echo "install-check: the GPU program compiled and linked (not run)"
 fi
+
+examples_gpu=OFF
+labels=cpu
+if has_gpu && command -v nvcc >/dev/null 2>&1; then examples_gpu=ON; labels='cpu|gpu'; fi
+echo "install-check: examples/ against the installed package (labels $labels)"
+cmake -S examples -B "$work/examples" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
+      -DCMAKE_PREFIX_PATH="$work/prefix" -DTALLY_EXAMPLES_GPU="$examples_gpu" \
+      >"$work/examples-configure.log" || { cat "$work/examples-configure.log"; false; }
+cmake --build "$work/examples" -j "$jobs"
+ctest --test-dir "$work/examples" -L "$labels" --output-on-failure
 echo "install-check: passed"
